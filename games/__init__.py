@@ -1,0 +1,1 @@
+"""Pure game rules: cards, random streams, evaluators, engines and maths (no I/O)."""
