@@ -1,0 +1,1 @@
+"""The only package that writes: signed event log, money, sessions, rounds, projections."""

@@ -1,0 +1,242 @@
+"""Aggregates that hold money: the player's game account and the game session.
+
+Each money-moving event carries one ``movement`` (source, destination, amount, currency)
+and the new ``balance`` of its aggregate, so an auditor can rebuild and cross-check every
+balance from the raw log without this code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import NAMESPACE_URL, UUID, uuid5
+
+from eventsourcing.domain import Aggregate, event
+
+from ledger.errors import InsufficientFunds, SessionBusy, SessionClosed
+from ledger.money import (
+    account_ledger,
+    bank_ledger,
+    house_ledger,
+    movement,
+    session_ledger,
+)
+
+NAMESPACE = uuid5(NAMESPACE_URL, "https://croupier.invalid/ids")
+
+
+def account_id_for(player_id: str) -> UUID:
+    return uuid5(NAMESPACE, f"account:{player_id}")
+
+
+class Account(Aggregate):
+    """The player's game account (conto di gioco)."""
+
+    TOPIC = "croupier/account@1"
+
+    class Created(Aggregate.Created):  # unused; the library requires a topic
+        TOPIC = "croupier/account/created@1"
+
+    @staticmethod
+    def create_id(player_id: str) -> UUID:
+        return account_id_for(player_id)
+
+    @event("Opened", topic="croupier/account/opened@1")
+    def __init__(self, player_id: str, currency: str) -> None:
+        self.player_id = player_id
+        self.currency = currency
+        self.balance = 0
+        self.open_sessions: list[str] = []
+
+    def check_debit(self, amount: int) -> None:
+        if amount > self.balance:
+            raise InsufficientFunds(
+                f"account balance {self.balance} is below {amount}",
+                player_id=self.player_id,
+            )
+
+    def deposit(self, amount: int) -> None:
+        self._deposited(
+            amount=amount,
+            balance=self.balance + amount,
+            movement=movement(
+                bank_ledger(self.currency), account_ledger(self.id), amount, self.currency
+            ),
+        )
+
+    @event("Deposited", topic="croupier/account/deposited@1")
+    def _deposited(self, amount: int, balance: int, movement: dict[str, Any]) -> None:
+        self.balance = balance
+
+    def withdraw(self, amount: int) -> None:
+        self.check_debit(amount)
+        self._withdrawn(
+            amount=amount,
+            balance=self.balance - amount,
+            movement=movement(
+                account_ledger(self.id), bank_ledger(self.currency), amount, self.currency
+            ),
+        )
+
+    @event("Withdrawn", topic="croupier/account/withdrawn@1")
+    def _withdrawn(self, amount: int, balance: int, movement: dict[str, Any]) -> None:
+        self.balance = balance
+
+    def fund_session(self, session_id: UUID, amount: int) -> None:
+        self.check_debit(amount)
+        self._session_funded(
+            session_id=str(session_id),
+            amount=amount,
+            balance=self.balance - amount,
+            movement=movement(
+                account_ledger(self.id), session_ledger(session_id), amount, self.currency
+            ),
+        )
+
+    @event("SessionFunded", topic="croupier/account/session-funded@1")
+    def _session_funded(
+        self, session_id: str, amount: int, balance: int, movement: dict[str, Any]
+    ) -> None:
+        self.balance = balance
+        self.open_sessions = [*self.open_sessions, session_id]
+
+    def return_session(self, session_id: UUID, amount: int) -> None:
+        self._session_returned(
+            session_id=str(session_id),
+            amount=amount,
+            balance=self.balance + amount,
+            movement=movement(
+                session_ledger(session_id), account_ledger(self.id), amount, self.currency
+            ),
+        )
+
+    @event("SessionReturned", topic="croupier/account/session-returned@1")
+    def _session_returned(
+        self, session_id: str, amount: int, balance: int, movement: dict[str, Any]
+    ) -> None:
+        self.balance = balance
+        self.open_sessions = [s for s in self.open_sessions if s != session_id]
+
+
+class GameSession(Aggregate):
+    """A game session funded by a buy-in; stakes and wins move its balance."""
+
+    TOPIC = "croupier/session@1"
+
+    class Created(Aggregate.Created):  # unused; the library requires a topic
+        TOPIC = "croupier/session/created@1"
+
+    @event("Opened", topic="croupier/session/opened@1")
+    def __init__(self, account_id: UUID, player_id: str, currency: str, buy_in: int) -> None:
+        self.account_id = account_id
+        self.player_id = player_id
+        self.currency = currency
+        self.balance = buy_in
+        self.closed = False
+        self.open_round: str | None = None
+        self.last_stake: dict[str, Any] | None = None
+
+    def check_open(self) -> None:
+        if self.closed:
+            raise SessionClosed("the game session is closed", session_id=self.id)
+
+    def check_idle(self) -> None:
+        self.check_open()
+        if self.open_round is not None:
+            raise SessionBusy(
+                "a round is open in this session", session_id=self.id, round_id=self.open_round
+            )
+
+    def check_debit(self, amount: int) -> None:
+        if amount > self.balance:
+            raise InsufficientFunds(
+                f"session balance {self.balance} is below {amount}", session_id=self.id
+            )
+
+    def stake(self, round_id: str, amount: int) -> None:
+        self.check_open()
+        self.check_debit(amount)
+        self._stake_debited(
+            round_id=round_id,
+            amount=amount,
+            balance=self.balance - amount,
+            movement=movement(
+                session_ledger(self.id), house_ledger(self.currency), amount, self.currency
+            ),
+        )
+
+    @event("StakeDebited", topic="croupier/session/stake-debited@1")
+    def _stake_debited(
+        self, round_id: str, amount: int, balance: int, movement: dict[str, Any]
+    ) -> None:
+        self.balance = balance
+
+    def credit_win(self, round_id: str, amount: int) -> None:
+        self.check_open()
+        self._win_credited(
+            round_id=round_id,
+            amount=amount,
+            balance=self.balance + amount,
+            movement=movement(
+                house_ledger(self.currency), session_ledger(self.id), amount, self.currency
+            ),
+        )
+
+    @event("WinCredited", topic="croupier/session/win-credited@1")
+    def _win_credited(
+        self, round_id: str, amount: int, balance: int, movement: dict[str, Any]
+    ) -> None:
+        self.balance = balance
+
+    def refund(self, round_id: str, amount: int) -> None:
+        self.check_open()
+        self._refunded(
+            round_id=round_id,
+            amount=amount,
+            balance=self.balance + amount,
+            movement=movement(
+                house_ledger(self.currency), session_ledger(self.id), amount, self.currency
+            ),
+        )
+
+    @event("Refunded", topic="croupier/session/refunded@1")
+    def _refunded(self, round_id: str, amount: int, balance: int, movement: dict[str, Any]) -> None:
+        self.balance = balance
+
+    def reverse_win(self, round_id: str, amount: int) -> None:
+        self.check_open()
+        self.check_debit(amount)
+        self._win_reversed(
+            round_id=round_id,
+            amount=amount,
+            balance=self.balance - amount,
+            movement=movement(
+                session_ledger(self.id), house_ledger(self.currency), amount, self.currency
+            ),
+        )
+
+    @event("WinReversed", topic="croupier/session/win-reversed@1")
+    def _win_reversed(
+        self, round_id: str, amount: int, balance: int, movement: dict[str, Any]
+    ) -> None:
+        self.balance = balance
+
+    @event("RoundOpened", topic="croupier/session/round-opened@1")
+    def round_opened(self, round_id: str) -> None:
+        self.open_round = round_id
+
+    @event("RoundClosed", topic="croupier/session/round-closed@1")
+    def round_closed(self, round_id: str, last_stake: dict[str, Any] | None) -> None:
+        self.open_round = None
+        if last_stake is not None:
+            self.last_stake = dict(last_stake)
+
+    def close(self) -> int:
+        self.check_idle()
+        final = self.balance
+        self._closed(final_balance=final, balance=0)
+        return final
+
+    @event("Closed", topic="croupier/session/closed@1")
+    def _closed(self, final_balance: int, balance: int) -> None:
+        self.balance = balance
+        self.closed = True

@@ -1,0 +1,313 @@
+"""The Casino application: the one place that saves events (money, sessions, rounds).
+
+Every command is idempotent by request id and runs as: load, validate, decide, then save
+all touched aggregates plus the request record in one ``save`` (one transaction). A
+version conflict reloads and re-runs the whole command.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+from uuid import UUID, uuid4
+
+from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.domain import Aggregate
+from eventsourcing.persistence import IntegrityError, OperationalError
+
+from ledger.accounts import Account, GameSession, account_id_for
+from ledger.errors import (
+    AccountExists,
+    AccountNotFound,
+    Contention,
+    CurrencyMismatch,
+    IdempotencyConflict,
+    InvalidRequest,
+    SessionNotFound,
+)
+from ledger.keys import Keyring
+from ledger.money import check_amount, check_currency
+from ledger.requests import Request, body_digest, check_request_id, request_aggregate_id
+from ledger.settings import APP_NAME, Settings
+from ledger.store import SigningEventStore, VerifyingMapper
+
+A = TypeVar("A", bound=Aggregate)
+Result = dict[str, Any]
+MAX_ATTEMPTS = 50
+OPERATOR = "operator"
+
+
+class Casino(Application[UUID]):
+    """Event-sourced ledger of accounts and game sessions with a signed, checkpointed log."""
+
+    name = APP_NAME
+
+    def __init__(self, settings: Settings | None = None, keyring: Keyring | None = None) -> None:
+        self.settings = settings or Settings()
+        self.keyring = keyring or self.settings.keyring()
+        super().__init__(env=self.settings.eventsourcing_env())
+        self._seal_lock = threading.Lock()
+        from ledger.checkpoints import Sealer
+
+        self.sealer = Sealer(self)
+
+    # -- infrastructure hooks ---------------------------------------------------------
+
+    def construct_mapper(self) -> VerifyingMapper:
+        mapper = self.factory.mapper(
+            transcoder=self.construct_transcoder(), mapper_class=VerifyingMapper
+        )
+        assert isinstance(mapper, VerifyingMapper)
+        mapper.keyring = self.keyring
+        return mapper
+
+    def construct_event_store(self) -> SigningEventStore:
+        assert isinstance(self.mapper, VerifyingMapper)
+        return SigningEventStore(self.mapper, self.recorder)
+
+    # -- plumbing ---------------------------------------------------------------------
+
+    def find(self, cls: type[A], aggregate_id: UUID) -> A | None:
+        try:
+            agg: Aggregate = self.repository.get(aggregate_id)
+        except AggregateNotFoundError:
+            return None
+        if not isinstance(agg, cls):
+            return None
+        return agg
+
+    def command(
+        self,
+        scope: str,
+        request_id: str,
+        command: str,
+        body: dict[str, Any],
+        action: Callable[[], tuple[list[Aggregate], Result]],
+    ) -> Result:
+        """Run ``action`` at most once per (scope, request id); see module docstring."""
+        check_request_id(request_id)
+        rid = request_aggregate_id(scope, request_id)
+        digest = body_digest(command, body)
+        for attempt in range(MAX_ATTEMPTS):
+            prior = self.find(Request, rid)
+            if prior is not None:
+                if prior.digest != digest or prior.command != command:
+                    raise IdempotencyConflict(
+                        f"request id {request_id!r} was already used for a different request",
+                        request_id=request_id,
+                    )
+                return dict(prior.result)
+            touched, result = action()
+            record = Request(
+                scope=scope, request_id=request_id, command=command, digest=digest, result=result
+            )
+            try:
+                self.save(*touched, record)
+            except (IntegrityError, OperationalError):
+                # Another writer got there first (or SQLite was busy): reload, re-run.
+                time.sleep(min(0.001 * 2**attempt, 0.05))
+                continue
+            self.sealer.maybe_seal()
+            return result
+        raise Contention(f"could not complete {command} after {MAX_ATTEMPTS} attempts")
+
+    def _account(self, player_id: str) -> Account:
+        account = self.find(Account, account_id_for(player_id))
+        if account is None:
+            raise AccountNotFound(f"no account for player {player_id!r}", player_id=player_id)
+        return account
+
+    def _session(self, session_id: UUID | str) -> GameSession:
+        try:
+            sid = session_id if isinstance(session_id, UUID) else UUID(str(session_id))
+        except ValueError:
+            raise SessionNotFound(
+                f"no game session {session_id!r}", session_id=session_id
+            ) from None
+        session = self.find(GameSession, sid)
+        if session is None:
+            raise SessionNotFound(f"no game session {session_id}", session_id=session_id)
+        return session
+
+    # -- accounts ---------------------------------------------------------------------
+
+    def open_account(self, request_id: str, player_id: str, currency: str) -> Result:
+        if not isinstance(player_id, str) or not 0 < len(player_id) <= 100:
+            raise InvalidRequest("player id must be a non-empty string of at most 100 characters")
+        check_currency(currency)
+
+        def action() -> tuple[list[Aggregate], Result]:
+            if self.find(Account, account_id_for(player_id)) is not None:
+                raise AccountExists(
+                    f"player {player_id!r} already has an account", player_id=player_id
+                )
+            account = Account(player_id=player_id, currency=currency)
+            return [account], {"player_id": player_id, "currency": currency, "balance": 0}
+
+        return self.command(
+            OPERATOR,
+            request_id,
+            "open_account",
+            {"player_id": player_id, "currency": currency},
+            action,
+        )
+
+    def deposit(self, request_id: str, player_id: str, amount: int) -> Result:
+        check_amount(amount)
+
+        def action() -> tuple[list[Aggregate], Result]:
+            account = self._account(player_id)
+            account.deposit(amount)
+            return [account], {"player_id": player_id, "balance": account.balance}
+
+        return self.command(
+            OPERATOR, request_id, "deposit", {"player_id": player_id, "amount": amount}, action
+        )
+
+    def withdraw(self, request_id: str, player_id: str, amount: int) -> Result:
+        check_amount(amount)
+
+        def action() -> tuple[list[Aggregate], Result]:
+            account = self._account(player_id)
+            account.withdraw(amount)
+            return [account], {"player_id": player_id, "balance": account.balance}
+
+        return self.command(
+            OPERATOR, request_id, "withdraw", {"player_id": player_id, "amount": amount}, action
+        )
+
+    def account_balance(self, player_id: str) -> int:
+        return int(self._account(player_id).balance)
+
+    # -- game sessions ----------------------------------------------------------------
+
+    def open_session(
+        self, request_id: str, player_id: str, buy_in: int, currency: str | None = None
+    ) -> Result:
+        check_amount(buy_in, "buy-in")
+
+        def action() -> tuple[list[Aggregate], Result]:
+            account = self._account(player_id)
+            if currency is not None and currency != account.currency:
+                raise CurrencyMismatch(
+                    f"account is in {account.currency}, buy-in in {currency}", player_id=player_id
+                )
+            session = GameSession(
+                account_id=account.id, player_id=player_id, currency=account.currency, buy_in=buy_in
+            )
+            account.fund_session(session.id, buy_in)
+            return [account, session], {
+                "session_id": str(session.id),
+                "player_id": player_id,
+                "currency": account.currency,
+                "balance": buy_in,
+                "account_balance": account.balance,
+            }
+
+        return self.command(
+            OPERATOR,
+            request_id,
+            "open_session",
+            {"player_id": player_id, "buy_in": buy_in, "currency": currency},
+            action,
+        )
+
+    def close_session(self, request_id: str, session_id: UUID | str) -> Result:
+        def action() -> tuple[list[Aggregate], Result]:
+            session = self._session(session_id)
+            final = session.close()
+            account: Account = self.repository.get(session.account_id)
+            touched: list[Aggregate] = [session]
+            if final > 0:
+                account.return_session(session.id, final)
+                touched.append(account)
+            return touched, {
+                "session_id": str(session.id),
+                "final_balance": final,
+                "account_balance": account.balance,
+            }
+
+        return self.command(
+            OPERATOR, request_id, "close_session", {"session_id": str(session_id)}, action
+        )
+
+    def session_balance(self, session_id: UUID | str) -> int:
+        return int(self._session(session_id).balance)
+
+    def get_session(self, session_id: UUID | str) -> GameSession:
+        return self._session(session_id)
+
+    def _session_movement(
+        self,
+        request_id: str,
+        name: str,
+        session_id: UUID | str,
+        round_id: str,
+        amount: int,
+        apply: Callable[[GameSession], None],
+    ) -> Result:
+        check_amount(amount)
+        if not isinstance(round_id, str) or not round_id:
+            raise InvalidRequest("round id must be a non-empty string")
+
+        def action() -> tuple[list[Aggregate], Result]:
+            session = self._session(session_id)
+            apply(session)
+            return [session], {
+                "session_id": str(session.id),
+                "round_id": round_id,
+                "amount": amount,
+                "balance": session.balance,
+            }
+
+        return self.command(
+            OPERATOR,
+            request_id,
+            name,
+            {"session_id": str(session_id), "round_id": round_id, "amount": amount},
+            action,
+        )
+
+    def stake(self, request_id: str, session_id: UUID | str, round_id: str, amount: int) -> Result:
+        return self._session_movement(
+            request_id, "stake", session_id, round_id, amount, lambda s: s.stake(round_id, amount)
+        )
+
+    def credit_win(
+        self, request_id: str, session_id: UUID | str, round_id: str, amount: int
+    ) -> Result:
+        return self._session_movement(
+            request_id,
+            "credit_win",
+            session_id,
+            round_id,
+            amount,
+            lambda s: s.credit_win(round_id, amount),
+        )
+
+    def refund(self, request_id: str, session_id: UUID | str, round_id: str, amount: int) -> Result:
+        return self._session_movement(
+            request_id, "refund", session_id, round_id, amount, lambda s: s.refund(round_id, amount)
+        )
+
+    # -- checkpoints ------------------------------------------------------------------
+
+    def seal(self) -> dict[str, Any] | None:
+        """Write a signed checkpoint over every event stored so far (None if none new)."""
+        return self.sealer.seal()
+
+    def close(self) -> None:
+        if getattr(self, "_closed", False):
+            return
+        self._closed = True
+        try:
+            self.sealer.stop()
+            self.seal()
+        finally:
+            super().close()
+
+
+def new_id() -> UUID:
+    return uuid4()

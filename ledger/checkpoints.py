@@ -1,0 +1,242 @@
+"""Signed checkpoints: RFC 9162 Merkle tree heads over every event in notification order.
+
+When the sealer runs: after every ``checkpoint_every`` commands of this process, on a timer
+(``checkpoint_interval_seconds``) while ``croupier serve`` runs, on ``Casino.close()``, and
+on demand (``Casino.seal()``). A checkpoint is itself an event (one small aggregate per
+checkpoint, id derived from its sequence number, so two sealers can never both write
+number N). What it protects: once a checkpoint covers an event, deleting that event, any
+older event, a whole aggregate, or the log's tail up to that size changes the tree and is
+reported by ``audit-cli verify``; events written after the newest checkpoint are protected
+by their signatures and hash chains only until the next checkpoint.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from uuid import UUID, uuid5
+
+from eventsourcing.domain import Aggregate, event
+from eventsourcing.persistence import IntegrityError, Notification
+
+from ledger import envelope, merkle
+from ledger.accounts import NAMESPACE
+
+if TYPE_CHECKING:
+    from ledger.casino import Casino
+
+PAGE = 2000
+
+
+def checkpoint_id(seq: int) -> UUID:
+    return uuid5(NAMESPACE, f"checkpoint:{seq}")
+
+
+class Checkpoint(Aggregate):
+    TOPIC = "croupier/checkpoint@1"
+
+    class Created(Aggregate.Created):  # unused; the library requires a topic
+        TOPIC = "croupier/checkpoint/created@1"
+
+    @staticmethod
+    def create_id(seq: int) -> UUID:
+        return checkpoint_id(seq)
+
+    @event("Sealed", topic="croupier/checkpoint/sealed@1")
+    def __init__(
+        self,
+        seq: int,
+        tree_size: int,
+        root_hash: str,
+        timestamp_ms: int,
+        kid: str,
+        signature: str,
+        last_notification_id: int,
+        subtree_roots: list[str],
+    ) -> None:
+        self.seq = seq
+        self.tree_size = tree_size
+        self.root_hash = root_hash
+        self.timestamp_ms = timestamp_ms
+        self.kid = kid
+        self.signature = signature
+        self.last_notification_id = last_notification_id
+        self.subtree_roots = list(subtree_roots)
+
+    def view(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "tree_size": self.tree_size,
+            "root_hash": self.root_hash,
+            "timestamp_ms": self.timestamp_ms,
+            "kid": self.kid,
+            "signature": self.signature,
+            "last_notification_id": self.last_notification_id,
+        }
+
+
+@dataclass(frozen=True)
+class _SealerState:
+    seq: int
+    tree: merkle.IncrementalTree
+    last_notification_id: int
+
+
+class Sealer:
+    def __init__(self, app: Casino) -> None:
+        self.app = app
+        self._lock = threading.Lock()
+        self._state: _SealerState | None = None
+        self._commands = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def latest(self) -> Checkpoint | None:
+        seq = self._latest_seq()
+        return self.app.find(Checkpoint, checkpoint_id(seq)) if seq else None
+
+    def get(self, seq: int) -> Checkpoint | None:
+        return self.app.find(Checkpoint, checkpoint_id(seq))
+
+    def _exists(self, seq: int) -> bool:
+        return bool(list(self.app.recorder.select_events(checkpoint_id(seq), limit=1)))
+
+    def _latest_seq(self) -> int:
+        if not self._exists(1):
+            return 0
+        hi = 2
+        while self._exists(hi):
+            hi *= 2
+        lo = hi // 2  # lo exists, hi does not
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self._exists(mid):
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+    def _load(self) -> _SealerState:
+        cp = self.latest()
+        if cp is None:
+            return _SealerState(0, merkle.IncrementalTree(), 0)
+        tree = merkle.IncrementalTree.from_hex(cp.tree_size, cp.subtree_roots)
+        return _SealerState(cp.seq, tree, cp.last_notification_id)
+
+    def maybe_seal(self) -> None:
+        self._commands += 1
+        if self._commands >= self.app.settings.checkpoint_every:
+            self._commands = 0
+            self.seal()
+
+    def seal(self) -> dict[str, Any] | None:
+        with self._lock:
+            for _ in range(10):
+                state = self._state or self._load()
+                tree, last_id = state.tree, state.last_notification_id
+                for note in iter_notifications(self.app, last_id):
+                    tree = tree.append(merkle.leaf_hash(self.app.mapper.open(note)[2]))  # type: ignore[attr-defined]
+                    last_id = note.id
+                if tree.size == state.tree.size:
+                    self._state = state
+                    return None
+                ring = self.app.keyring
+                ts = int(time.time() * 1000)
+                root = tree.root()
+                sig = ring.signing_key.sign(
+                    envelope.tree_head_message(tree.size, root, ts, ring.signing_kid)
+                )
+                cp = Checkpoint(
+                    seq=state.seq + 1,
+                    tree_size=tree.size,
+                    root_hash=root.hex(),
+                    timestamp_ms=ts,
+                    kid=ring.signing_kid,
+                    signature=sig.hex(),
+                    last_notification_id=last_id,
+                    subtree_roots=tree.to_hex(),
+                )
+                try:
+                    self.app.save(cp)
+                except IntegrityError:
+                    self._state = None  # another sealer wrote this number: catch up
+                    continue
+                self._state = _SealerState(cp.seq, tree, last_id)
+                return cp.view()
+            return None
+
+    # -- the timer used by `croupier serve` -------------------------------------------
+
+    def start(self, interval: float) -> None:
+        def run() -> None:
+            while not self._stop.wait(interval):
+                try:
+                    self.seal()
+                except Exception:  # a failed seal is retried at the next tick
+                    continue
+
+        self._thread = threading.Thread(target=run, name="croupier-sealer", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+
+def iter_notifications(app: Casino, after_id: int = 0) -> Iterator[Notification]:
+    """Every stored event after notification ``after_id``, in notification order."""
+    start = after_id + 1
+    while True:
+        page: Sequence[Notification] = app.recorder.select_notifications(
+            start=start, limit=PAGE, inclusive_of_start=True
+        )
+        if not page:
+            return
+        yield from page
+        start = page[-1].id + 1
+
+
+def leaves(app: Casino) -> list[tuple[Notification, bytes]]:
+    """(notification, leaf hash) for the whole log; used for proofs."""
+    return [(n, merkle.leaf_hash(app.mapper.open(n)[2])) for n in iter_notifications(app)]  # type: ignore[attr-defined]
+
+
+def inclusion(
+    app: Casino, originator_id: UUID, version: int, seq: int | None = None
+) -> dict[str, Any]:
+    """Inclusion proof of one event in a checkpoint (the newest one by default)."""
+    cp = app.sealer.get(seq) if seq else app.sealer.latest()
+    if cp is None:
+        raise LookupError("no checkpoint yet")
+    all_leaves = leaves(app)
+    index = next(
+        (
+            i
+            for i, (n, _) in enumerate(all_leaves)
+            if n.originator_id == originator_id and n.originator_version == version
+        ),
+        None,
+    )
+    if index is None or index >= cp.tree_size:
+        raise LookupError("event not covered by that checkpoint")
+    hashes = [h for _, h in all_leaves[: cp.tree_size]]
+    return {
+        "checkpoint": cp.view(),
+        "leaf_index": index,
+        "leaf_hash": hashes[index].hex(),
+        "proof": [p.hex() for p in merkle.inclusion_proof(hashes, index, cp.tree_size)],
+    }
+
+
+def consistency(app: Casino, old_seq: int, new_seq: int) -> dict[str, Any]:
+    old, new = app.sealer.get(old_seq), app.sealer.get(new_seq)
+    if old is None or new is None:
+        raise LookupError("no such checkpoint")
+    hashes = [h for _, h in leaves(app)[: new.tree_size]]
+    proof = merkle.consistency_proof(hashes, old.tree_size, new.tree_size)
+    return {"old": old.view(), "new": new.view(), "proof": [p.hex() for p in proof]}

@@ -1,0 +1,49 @@
+"""Money is an int of minor units; movements are double-entry between named ledgers."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from uuid import UUID
+
+from ledger.errors import InvalidAmount, InvalidRequest
+
+_CURRENCY = re.compile(r"^[A-Z]{3}$")
+
+
+def check_amount(amount: object, what: str = "amount") -> int:
+    """A positive int of minor units; bools, floats and strings are refused."""
+    if type(amount) is not int:
+        raise InvalidAmount(f"{what} must be an integer number of minor units, got {amount!r}")
+    if amount <= 0:
+        raise InvalidAmount(f"{what} must be positive, got {amount}")
+    return amount
+
+
+def check_currency(currency: object) -> str:
+    if not isinstance(currency, str) or not _CURRENCY.match(currency):
+        raise InvalidRequest(f"currency must be an ISO 4217 code such as 'EUR', got {currency!r}")
+    return currency
+
+
+def account_ledger(account_id: UUID) -> str:
+    return f"account:{account_id}"
+
+
+def session_ledger(session_id: UUID) -> str:
+    return f"session:{session_id}"
+
+
+def bank_ledger(currency: str) -> str:
+    """Outside the casino: where deposits come from and withdrawals go."""
+    return f"bank:{currency}"
+
+
+def house_ledger(currency: str) -> str:
+    """The game provider's side of every stake and win."""
+    return f"house:{currency}"
+
+
+def movement(source: str, destination: str, amount: int, currency: str) -> dict[str, Any]:
+    """The wire form of one double-entry movement, carried by exactly one event."""
+    return {"source": source, "destination": destination, "amount": amount, "currency": currency}

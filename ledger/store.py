@@ -1,0 +1,216 @@
+"""The signed event store: ``put`` seals every event, reads verify signatures and chains.
+
+Also the append-only recorders: triggers stop UPDATE, DELETE (and on PostgreSQL
+TRUNCATE) of event rows, so even the application's own connection cannot rewrite the log.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.domain import DomainEventProtocol
+from eventsourcing.persistence import (
+    AggregateRecorder,
+    EventStore,
+    Mapper,
+    Recording,
+    StoredEvent,
+)
+from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
+from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteDatastore
+from psycopg.sql import SQL, Identifier
+
+from ledger import envelope
+from ledger.errors import TamperDetected
+from ledger.keys import Keyring
+
+_APPEND_ONLY = "croupier: event rows are append-only"
+
+
+class VerifyingMapper(Mapper[UUID]):
+    """Checks the Ed25519 envelope of each stored event before decoding its payload."""
+
+    keyring: Keyring
+
+    def open(self, stored: StoredEvent) -> tuple[StoredEvent, envelope.Envelope, bytes]:
+        """Return the unsealed stored event, its envelope and its event hash."""
+        where = f"event {stored.originator_id} v{stored.originator_version}"
+        try:
+            env = envelope.decode(stored.state)
+        except envelope.EnvelopeError as e:
+            raise TamperDetected(f"{where}: {e}") from e
+        pub = self.keyring.public_keys.get(env.kid)
+        if pub is None:
+            raise TamperDetected(f"{where}: signed with unknown key {env.kid!r}")
+        try:
+            h = envelope.check(
+                pub, stored.originator_id, stored.originator_version, stored.topic, env
+            )
+        except envelope.InvalidSignature:
+            raise TamperDetected(f"{where}: signature does not verify") from None
+        plain = StoredEvent(
+            stored.originator_id, stored.originator_version, stored.topic, env.payload
+        )
+        return plain, env, h
+
+    def to_domain_event(self, stored_event: StoredEvent) -> DomainEventProtocol[UUID]:
+        plain, _, _ = self.open(stored_event)
+        return super().to_domain_event(plain)
+
+
+class SigningEventStore(EventStore[UUID]):
+    """Seals events on ``put``; ``get`` verifies every signature and the hash chain."""
+
+    mapper: VerifyingMapper
+
+    def __init__(
+        self, mapper: VerifyingMapper, recorder: AggregateRecorder, cache_size: int = 100_000
+    ) -> None:
+        super().__init__(mapper, recorder)
+        self._last: OrderedDict[UUID | str, tuple[int, bytes]] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    # -- hash-chain cache: the hash of the newest known event of each aggregate --------
+
+    def _remember(self, originator_id: UUID | str, version: int, h: bytes) -> None:
+        with self._lock:
+            self._last[originator_id] = (version, h)
+            self._last.move_to_end(originator_id)
+            while len(self._last) > self._cache_size:
+                self._last.popitem(last=False)
+
+    def _hash_at(self, originator_id: UUID | str, version: int) -> bytes:
+        if version == 0:
+            return envelope.GENESIS
+        with self._lock:
+            known = self._last.get(originator_id)
+        if known is not None and known[0] == version:
+            return known[1]
+        rows = list(
+            self.recorder.select_events(originator_id, gt=version - 1, lte=version, limit=1)
+        )
+        if not rows or rows[0].originator_version != version:
+            raise TamperDetected(f"event {originator_id} v{version} is missing")
+        return self.mapper.open(rows[0])[2]
+
+    def put(
+        self, domain_events: Sequence[DomainEventProtocol[UUID]], **kwargs: Any
+    ) -> list[Recording[UUID]]:
+        key, kid = self.mapper.keyring.signing_key, self.mapper.keyring.signing_kid
+        stored: list[StoredEvent] = []
+        batch: dict[UUID | str, tuple[int, bytes]] = {}
+        for event in domain_events:
+            plain = self.mapper.to_stored_event(event)
+            oid, version = plain.originator_id, plain.originator_version
+            prior = batch.get(oid)
+            if prior is not None and prior[0] == version - 1:
+                prev = prior[1]
+            else:
+                prev = self._hash_at(oid, version - 1)
+            state, h = envelope.seal(key, kid, oid, version, plain.topic, plain.state, prev)
+            batch[oid] = (version, h)
+            stored.append(StoredEvent(oid, version, plain.topic, state))
+        ids = self.recorder.insert_events(stored, **kwargs)
+        for oid, (version, h) in batch.items():
+            self._remember(oid, version, h)
+        recordings: list[Recording[UUID]] = []
+        if ids:
+            from eventsourcing.persistence import Notification
+
+            for d, s, n in zip(domain_events, stored, ids, strict=True):
+                recordings.append(
+                    Recording(
+                        d, Notification(s.originator_id, s.originator_version, s.topic, s.state, n)
+                    )
+                )
+        return recordings
+
+    def get(
+        self,
+        originator_id: UUID,
+        *,
+        gt: int | None = None,
+        lte: int | None = None,
+        desc: bool = False,
+        limit: int | None = None,
+    ) -> Iterator[DomainEventProtocol[UUID]]:
+        rows = list(
+            self.recorder.select_events(originator_id, gt=gt, lte=lte, desc=desc, limit=limit)
+        )
+        if desc:
+            rows.reverse()
+        events = []
+        if rows:
+            first = rows[0].originator_version
+            if not desc and first != (gt or 0) + 1:
+                raise TamperDetected(
+                    f"aggregate {originator_id}: expected v{(gt or 0) + 1}, found v{first}"
+                )
+            prev = self._hash_at(originator_id, first - 1)
+            expected = first
+            for row in rows:
+                plain, env, h = self.mapper.open(row)
+                if row.originator_version != expected:
+                    raise TamperDetected(f"aggregate {originator_id}: version v{expected} missing")
+                if env.prev_hash != prev:
+                    raise TamperDetected(
+                        f"event {originator_id} v{expected}: previous-event hash does not link"
+                    )
+                events.append(Mapper.to_domain_event(self.mapper, plain))
+                prev, expected = h, expected + 1
+            self._remember(originator_id, expected - 1, prev)
+        if desc:
+            events.reverse()
+        return iter(events)
+
+
+class AppendOnlySQLiteRecorder(SQLiteApplicationRecorder):
+    def __init__(self, datastore: SQLiteDatastore, events_table_name: str = "stored_events"):
+        super().__init__(datastore, events_table_name)
+
+    def construct_create_table_statements(self) -> list[str]:
+        t = self.events_table_name
+        return [
+            *super().construct_create_table_statements(),
+            f"CREATE TRIGGER IF NOT EXISTS {t}_no_update BEFORE UPDATE ON {t} "
+            f"BEGIN SELECT RAISE(ABORT, '{_APPEND_ONLY}'); END",
+            f"CREATE TRIGGER IF NOT EXISTS {t}_no_delete BEFORE DELETE ON {t} "
+            f"BEGIN SELECT RAISE(ABORT, '{_APPEND_ONLY}'); END",
+        ]
+
+
+class AppendOnlyPostgresRecorder(PostgresApplicationRecorder):
+    def __init__(self, datastore: PostgresDatastore, events_table_name: str = "stored_events"):
+        super().__init__(datastore, events_table_name=events_table_name)
+        schema, table = Identifier(datastore.schema), Identifier(self.events_table_name)
+        fn = Identifier("croupier_append_only")
+        self.sql_create_statements += [
+            SQL(
+                "CREATE OR REPLACE FUNCTION {schema}.{fn}() RETURNS trigger LANGUAGE plpgsql AS "
+                "$$ BEGIN RAISE EXCEPTION '" + _APPEND_ONLY + " (% on %)', TG_OP, TG_TABLE_NAME "
+                "USING ERRCODE = 'insufficient_privilege'; END $$"
+            ).format(schema=schema, fn=fn),
+            SQL(
+                "CREATE OR REPLACE TRIGGER {trg} BEFORE UPDATE OR DELETE ON {schema}.{table} "
+                "FOR EACH ROW EXECUTE FUNCTION {schema}.{fn}()"
+            ).format(
+                trg=Identifier(self.events_table_name + "_append_only"),
+                schema=schema,
+                table=table,
+                fn=fn,
+            ),
+            SQL(
+                "CREATE OR REPLACE TRIGGER {trg} BEFORE TRUNCATE ON {schema}.{table} "
+                "FOR EACH STATEMENT EXECUTE FUNCTION {schema}.{fn}()"
+            ).format(
+                trg=Identifier(self.events_table_name + "_no_truncate"),
+                schema=schema,
+                table=table,
+                fn=fn,
+            ),
+        ]
