@@ -61,7 +61,7 @@ def test_card_parse_error_is_a_value_error() -> None:
 
 @pytest.mark.parametrize("card_id", [-1, 52, 100])
 def test_from_id_rejects_ids_outside_0_to_51(card_id: int) -> None:
-    with pytest.raises(CardParseError, match="0..51"):
+    with pytest.raises(CardParseError, match=r"0\.\.51"):
         Card.from_id(card_id)
 
 
