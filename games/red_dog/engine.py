@@ -349,8 +349,9 @@ def see(state: RedDogState, seed: bytes) -> RedDogState:
 def default_action(state: RedDogState) -> Decision:
     """The decision taken for a player who leaves the round open: see, without raising.
 
-    Seed 003 settles the round on "Vedi" and takes no further stake without the player's
-    consent, so the automatic decision never raises.
+    Seed 003 names no timeout rule. Our reading: the round ends on "Vedi" and the raise is
+    an option of the player's ("ha l'opzione di aumentare"), so the automatic decision
+    completes the round without taking any further stake.
     """
     _require_deciding(state, "take the default action")
     return Decision.see()
