@@ -37,12 +37,13 @@ class Suit(StrEnum):
     SPADES = "s"
 
     @property
-    def index(self) -> int:
+    def ordinal(self) -> int:
+        """0..3 in id order (clubs, diamonds, hearts, spades)."""
         return _SUITS.index(self)
 
     @property
     def glyph(self) -> str:
-        return _SUIT_GLYPHS[self.index]
+        return _SUIT_GLYPHS[self.ordinal]
 
 
 _RANK_SYMBOLS = "23456789TJQKA"
@@ -74,7 +75,7 @@ class Card:
 
     @property
     def id(self) -> int:
-        return (self.rank - 2) * 4 + self.suit.index
+        return (self.rank - 2) * 4 + self.suit.ordinal
 
     @classmethod
     def from_id(cls, card_id: int) -> Card:

@@ -1,0 +1,1 @@
+"""HTTP edge for the game provider: pydantic schemas and routes, no game rules."""

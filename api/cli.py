@@ -1,0 +1,82 @@
+"""``croupier``: run the server's jobs on the configured store (SQLite in ./data by default)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ledger.casino import Casino
+from ledger.keys import KeyringError
+from ledger.settings import Settings
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Play a short scripted session on the configured store, seal it, print balances."""
+    app = Casino(Settings())
+    try:
+        tag = args.tag
+        player = f"demo-{tag}"
+        app.open_account(f"{tag}-open", player, "EUR") if _missing(app, player) else None
+        app.deposit(f"{tag}-deposit", player, 10_000)
+        s = app.open_session(f"{tag}-session", player, 2_000)
+        for i in range(10):
+            app.stake(f"{tag}-stake-{i}", s["session_id"], f"{tag}-round-{i}", 100)
+            if i % 3 == 0:
+                app.credit_win(f"{tag}-win-{i}", s["session_id"], f"{tag}-round-{i}", 250)
+        closed = app.close_session(f"{tag}-close", s["session_id"])
+        checkpoint = app.seal()
+        print(json.dumps({"player": player, "session": closed, "checkpoint": checkpoint}, indent=2))
+    finally:
+        app.close()
+    return 0
+
+
+def _missing(app: Casino, player: str) -> bool:
+    from ledger.errors import AccountNotFound
+
+    try:
+        app.account_balance(player)
+    except AccountNotFound:
+        return True
+    return False
+
+
+def cmd_seal(args: argparse.Namespace) -> int:
+    app = Casino(Settings())
+    try:
+        print(json.dumps(app.seal()))
+    finally:
+        app.close()
+    return 0
+
+
+def cmd_rotate_keys(args: argparse.Namespace) -> int:
+    settings = Settings()
+    ring = settings.keyring()
+    kid = ring.rotate(settings.key_directory)
+    print(json.dumps({"current": kid, "keys": sorted(ring.public_keys)}))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="croupier", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("demo", help="play a scripted session and seal a checkpoint")
+    d.add_argument("--tag", default="1", help="request-id prefix (same tag = idempotent rerun)")
+    d.set_defaults(func=cmd_demo)
+    sub.add_parser("seal", help="write a signed checkpoint now").set_defaults(func=cmd_seal)
+    sub.add_parser("rotate-keys", help="new signing key; old public keys kept").set_defaults(
+        func=cmd_rotate_keys
+    )
+    args = p.parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except KeyringError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

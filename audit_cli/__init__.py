@@ -1,0 +1,1 @@
+"""The auditor's command line: verify the raw signed log offline, inspect rounds and books."""

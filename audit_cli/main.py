@@ -1,0 +1,169 @@
+"""``audit-cli``: the auditor's and investigator's commands (human output, or ``--json``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+from rich.table import Table
+
+from audit_cli.rows import SourceError, count_rows, read_rows
+from audit_cli.verify import verify
+from ledger.keys import KeyringError, load_public_keys
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+def _default_keys(db: str) -> Path | None:
+    if db.startswith(("postgresql://", "postgres://")):
+        return None
+    candidate = Path(db.removeprefix("sqlite:///")).parent / "keys" / "keyring.json"
+    return candidate if candidate.exists() else None
+
+
+def _load_keys(args: argparse.Namespace) -> dict[str, Any]:
+    path = Path(args.keys) if args.keys else _default_keys(args.db)
+    if path is None:
+        raise KeyringError("no public keys: pass --keys FILE (exported by `audit-cli keys`)")
+    try:
+        return load_public_keys(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError) as e:
+        raise KeyringError(f"cannot read public keys from {path}: {e}") from e
+
+
+def cmd_verify(args: argparse.Namespace, out: Console) -> int:
+    keys = _load_keys(args)
+    total = count_rows(args.db)
+    show_bar = not args.json and total >= args.progress_threshold
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        disable=not show_bar,
+    ) as bar:
+        task = bar.add_task("verifying events", total=total)
+        anchor = json.loads(Path(args.anchor).read_text()) if args.anchor else None
+        report = verify(
+            read_rows(args.db),
+            keys,
+            jobs=args.jobs,
+            progress=lambda n: bar.advance(task, n),
+            anchor=anchor,
+        )
+    if args.json:
+        out.print_json(json.dumps(report.to_dict()))
+        return EXIT_OK if report.ok else EXIT_FINDINGS
+    summary = Table(title="audit-cli verify", show_header=False)
+    summary.add_row("database", args.db)
+    summary.add_row("events", str(report.events))
+    summary.add_row("aggregates", str(report.aggregates))
+    summary.add_row("checkpoints", str(report.checkpoints))
+    summary.add_row("covered by newest checkpoint", str(report.covered))
+    summary.add_row("keys", ", ".join(sorted(keys)))
+    out.print(summary)
+    if report.ok:
+        out.print("[green]OK[/green]: every signature, chain, checkpoint and the books verify.")
+        if report.uncovered:
+            out.print(
+                f"[yellow]note[/yellow]: the {report.uncovered} newest events are not yet "
+                "covered by a checkpoint (they are signed and chained only)."
+            )
+        return EXIT_OK
+    findings = Table(title=f"{len(report.findings)} finding(s)")
+    for col in ("check", "row", "aggregate", "version", "message"):
+        findings.add_column(col)
+    for f in report.findings:
+        findings.add_row(
+            f.check,
+            str(f.notification_id or ""),
+            f.originator_id or "",
+            str(f.version or ""),
+            f.message,
+        )
+    out.print(findings)
+    out.print("[red]FAILED[/red]")
+    return EXIT_FINDINGS
+
+
+def cmd_keys(args: argparse.Namespace, out: Console) -> int:
+    path = Path(args.data_dir) / "keys" / "keyring.json" if not args.keyring else Path(args.keyring)
+    try:
+        doc = json.loads(path.read_text())
+        load_public_keys(doc)  # refuse to export a keyring whose ids do not match
+    except (OSError, ValueError) as e:
+        raise KeyringError(f"cannot read keyring {path}: {e}") from e
+    public = {k: v for k, v in doc.items() if k != "sealing_current"}
+    if args.out:
+        Path(args.out).write_text(json.dumps(public, indent=2) + "\n")
+    if args.json:
+        out.print_json(json.dumps(public))
+        return EXIT_OK
+    table = Table(title="signing public keys")
+    for col in ("kid", "status", "fingerprint", "created"):
+        table.add_column(col)
+    for k in public["keys"]:
+        table.add_row(k["kid"], k["status"], k["fingerprint"], k.get("created", ""))
+    out.print(table)
+    if args.out:
+        out.print(f"written to {args.out}")
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="audit-cli", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    v = sub.add_parser("verify", help="verify signatures, chains, checkpoints and books")
+    v.add_argument(
+        "--db",
+        default="data/casino.sqlite",
+        help="SQLite file or postgresql://...?schema=NAME (default data/casino.sqlite)",
+    )
+    v.add_argument(
+        "--keys",
+        help="public keys JSON from `audit-cli keys --out` "
+        "(default: keys/keyring.json beside a SQLite file)",
+    )
+    v.add_argument(
+        "--anchor",
+        help="a checkpoint published earlier (JSON with tree_size and "
+        "root_hash, e.g. from a previous `verify --json`'s latest_checkpoint); the "
+        "log must still contain it, which catches a deleted tail",
+    )
+    v.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    v.add_argument("--json", action="store_true", help="machine-readable output")
+    v.add_argument("--progress-threshold", type=int, default=20_000, help=argparse.SUPPRESS)
+    v.set_defaults(func=cmd_verify)
+
+    k = sub.add_parser("keys", help="export the signing public keys with fingerprints")
+    k.add_argument("--data-dir", default="data", help="croupier data directory (default data)")
+    k.add_argument("--keyring", help="path to a keyring.json instead of DATA_DIR/keys/keyring.json")
+    k.add_argument("--out", help="write the public keys JSON to this file")
+    k.add_argument("--json", action="store_true")
+    k.set_defaults(func=cmd_keys)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    out = Console()
+    try:
+        code: int = args.func(args, out)
+    except (KeyringError, SourceError) as e:
+        if getattr(args, "json", False):
+            print(json.dumps({"ok": False, "error": str(e)}))
+        else:
+            Console(stderr=True).print(f"[red]error[/red]: {e}")
+        return EXIT_USAGE
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

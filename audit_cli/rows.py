@@ -1,0 +1,100 @@
+"""Read raw event rows straight from SQLite or PostgreSQL, without the application.
+
+``--db`` is a SQLite file path (or ``sqlite:///path``), or a ``postgresql://`` URL whose
+optional ``?schema=NAME`` selects the schema (default ``public``); the table is
+``stored_events`` on SQLite and ``casino_events`` on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse, urlunparse
+from uuid import UUID
+
+PG_TABLE = "casino_events"
+SQLITE_TABLE = "stored_events"
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    notification_id: int
+    originator_id: str
+    version: int
+    topic: str
+    state: bytes
+
+
+class SourceError(Exception):
+    """The database cannot be opened or holds no croupier log."""
+
+
+def _is_pg(db: str) -> bool:
+    return db.startswith(("postgresql://", "postgres://"))
+
+
+def _pg(db: str) -> tuple[str, str]:
+    u = urlparse(db)
+    schema = parse_qs(u.query).get("schema", ["public"])[0]
+    if not schema.replace("_", "").isalnum():
+        raise SourceError(f"bad schema name {schema!r}")
+    return urlunparse(u._replace(query="")), schema
+
+
+def _sqlite_path(db: str) -> Path:
+    path = Path(db[len("sqlite:///") :] if db.startswith("sqlite:///") else db)
+    if not path.exists():
+        raise SourceError(f"no SQLite database at {path}")
+    return path
+
+
+def count_rows(db: str) -> int:
+    if _is_pg(db):
+        import psycopg
+
+        url, schema = _pg(db)
+        with psycopg.connect(url) as conn:
+            row = conn.execute(f"SELECT count(*) FROM {schema}.{PG_TABLE}").fetchone()
+            return int(row[0]) if row else 0
+    with sqlite3.connect(f"file:{_sqlite_path(db)}?mode=ro", uri=True) as conn:
+        return int(conn.execute(f"SELECT count(*) FROM {SQLITE_TABLE}").fetchone()[0])
+
+
+def read_rows(db: str) -> Iterator[Row]:
+    """Every event row in notification order."""
+    if _is_pg(db):
+        import psycopg
+
+        url, schema = _pg(db)
+        try:
+            conn = psycopg.connect(url)
+        except psycopg.Error as e:
+            raise SourceError(f"cannot connect to PostgreSQL: {e}") from e
+        with conn, conn.cursor(name="croupier_audit") as cur:
+            cur.itersize = 5000
+            cur.execute(
+                "SELECT notification_id, originator_id::text, originator_version, topic, state "
+                f"FROM {schema}.{PG_TABLE} ORDER BY notification_id"
+            )
+            for n, oid, v, topic, state in cur:
+                yield Row(n, str(UUID(oid)), v, topic, bytes(state))
+        return
+    path = _sqlite_path(db)
+    lite = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        lite_cur = lite.execute(
+            "SELECT rowid, originator_id, originator_version, topic, state "
+            f"FROM {SQLITE_TABLE} ORDER BY rowid"
+        )
+        for n, oid, v, topic, state in lite_cur:
+            try:
+                oid_s = str(UUID(oid))
+            except ValueError:
+                oid_s = str(oid)
+            yield Row(n, oid_s, v, topic, bytes(state))
+    except sqlite3.Error as e:
+        raise SourceError(f"cannot read {path}: {e}") from e
+    finally:
+        lite.close()

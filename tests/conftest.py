@@ -1,0 +1,133 @@
+"""Shared fixtures: one store-level suite runs on SQLite and on PostgreSQL.
+
+PostgreSQL tests need a server (``CROUPIER_TEST_POSTGRES_URL``, default
+``postgresql://postgres@127.0.0.1:5432/test``). Without one they skip with a clear
+message, unless ``CROUPIER_REQUIRE_POSTGRES=1`` (set by ``.ci/run``) turns that into a
+failure: in CI the PostgreSQL tests must run.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from ledger.casino import Casino
+from ledger.keys import Keyring
+from ledger.settings import Settings
+
+PG_URL = os.environ.get("CROUPIER_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def _postgres_available() -> str | None:
+    try:
+        import psycopg
+
+        with psycopg.connect(PG_URL, connect_timeout=3):
+            return None
+    except Exception as e:  # any failure to connect means "no server here"
+        return f"PostgreSQL not reachable at {PG_URL}: {e}"
+
+
+_PG_PROBLEM: str | None = None
+_PG_CHECKED = False
+
+
+def require_postgres() -> None:
+    global _PG_PROBLEM, _PG_CHECKED
+    if not _PG_CHECKED:
+        _PG_PROBLEM, _PG_CHECKED = _postgres_available(), True
+    if _PG_PROBLEM:
+        if os.environ.get("CROUPIER_REQUIRE_POSTGRES") == "1":
+            pytest.fail(_PG_PROBLEM + " (CROUPIER_REQUIRE_POSTGRES=1)")
+        pytest.skip(_PG_PROBLEM + "; set CROUPIER_TEST_POSTGRES_URL to run these tests")
+
+
+class Store:
+    """One test store: where it lives and how to open the application on it."""
+
+    def __init__(self, kind: str, data_dir: Path, keyring: Keyring, database_url: str | None):
+        self.kind = kind
+        self.data_dir = data_dir
+        self.keyring = keyring
+        self.database_url = database_url
+        self.schema = None if database_url is None else database_url.rsplit("schema=", 1)[1]
+        self.apps: list[Casino] = []
+
+    def settings(self, **overrides: object) -> Settings:
+        values: dict[str, object] = {"data_dir": self.data_dir, "database_url": self.database_url}
+        values.update(overrides)
+        return Settings(**values)  # type: ignore[arg-type]
+
+    def open(self, **overrides: object) -> Casino:
+        app = Casino(self.settings(**overrides), keyring=self.keyring)
+        self.apps.append(app)
+        return app
+
+    @property
+    def db(self) -> str:
+        """The ``--db`` argument of ``audit-cli`` for this store."""
+        if self.database_url is None:
+            return str(self.data_dir / "casino.sqlite")
+        return self.database_url
+
+    def connect(self):  # type: ignore[no-untyped-def]
+        """A raw DB-API connection (autocommit) for tampering with rows directly."""
+        if self.database_url is None:
+            import sqlite3
+
+            return sqlite3.connect(self.data_dir / "casino.sqlite", isolation_level=None)
+        import psycopg
+
+        return psycopg.connect(PG_URL, autocommit=True)
+
+    @property
+    def table(self) -> str:
+        return "stored_events" if self.database_url is None else f"{self.schema}.casino_events"
+
+    def close(self) -> None:
+        for app in self.apps:
+            app.close()
+
+
+def _make_store(kind: str, tmp_path: Path) -> Iterator[Store]:
+    keyring = Keyring.generate()
+    if kind == "sqlite":
+        store = Store(kind, tmp_path, keyring, None)
+        yield store
+        store.close()
+        return
+    require_postgres()
+    import psycopg
+
+    schema = "t_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    store = Store(kind, tmp_path, keyring, f"{PG_URL}?schema={schema}")
+    try:
+        yield store
+    finally:
+        store.close()
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    yield from _make_store(request.param, tmp_path)
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Iterator[Store]:
+    yield from _make_store("sqlite", tmp_path)
+
+
+@pytest.fixture
+def app(store: Store) -> Casino:
+    return store.open()
+
+
+OpenApp = Callable[..., Casino]
