@@ -11,7 +11,8 @@ Usage::
     python -m games.rnglab raw   --seed HEX --label L --bytes N -o FILE
     python -m games.rnglab ints  --bound N --count K [--seed HEX] [--label L] [-o FILE]
     python -m games.rnglab decks --count K [--master-seed HEX] [--start I]
-                                 [--game red-dog] [--format codes|ids] [-o FILE]
+                                 [--game red-dog|video-poker|video-poker-double]
+                                 [--format codes|ids] [-o FILE]
 
 Without ``-o`` the data goes to stdout; a seed that was generated rather than given is
 printed to stderr (``seed: HEX`` / ``master-seed: HEX``) so the lab can reproduce the run.
@@ -33,16 +34,33 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO, TextIO
 
-from games.cards import Card
+from games.cards import Card, full_deck
 from games.red_dog.engine import shuffled_deck
 from games.rng import SEED_BYTES, RandomStream
 
 DECK_SEED_DOMAIN = b"croupier-rnglab/deck/v1"
 RAW_CHUNK = 1 << 16
 
+
+def _video_poker_deal_deck(seed: bytes) -> list[Card]:
+    # The deck whose first five cards games.video_poker.engine.deal_cards deals (imported
+    # here, not at the top, so the lab tool does not load the strategy tables' numpy).
+    from games.video_poker.engine import DEAL_LABEL
+
+    return RandomStream(seed, DEAL_LABEL).shuffled(full_deck())
+
+
+def _video_poker_double_deck(seed: bytes) -> list[Card]:
+    from games.video_poker.engine import double_deck
+
+    return double_deck(seed, 0)
+
+
 # Each game's production shuffle: seed -> the round's full deck, in dealing order.
 SHUFFLES: dict[str, Callable[[bytes], list[Card]]] = {
     "red-dog": shuffled_deck,
+    "video-poker": _video_poker_deal_deck,
+    "video-poker-double": _video_poker_double_deck,
 }
 
 

@@ -358,9 +358,21 @@ def test_lab_prints_a_generated_master_seed(capsys: pytest.CaptureFixture[str]) 
     assert [Card.parse(c) for c in first] == shuffled_deck(deck_seed(master, 0))
 
 
+def test_lab_video_poker_decks_are_the_engine_deals() -> None:
+    from games.video_poker.engine import deal_cards, double_deck
+
+    master = bytes.fromhex(MASTER)
+    deal_deck = next(decks(master, 1, game="video-poker"))
+    assert tuple(deal_deck[:5]) == deal_cards(deck_seed(master, 0))
+    assert sorted(deal_deck) == sorted(full_deck())
+    double = next(decks(master, 1, game="video-poker-double"))
+    assert double == double_deck(deck_seed(master, 0), 0)
+
+
 @pytest.mark.parametrize(
     "argv",
     [
+        ["decks", "--count", "1", "--game", "baccarat"],
         ["raw", "--seed", "zz", "--bytes", "3"],
         ["raw", "--seed", "00", "--bytes", "3"],
         ["ints", "--bound", "0", "--count", "3"],
