@@ -117,6 +117,41 @@ class Account(Aggregate):
         self.open_sessions = [s for s in self.open_sessions if s != session_id]
 
 
+    def refund_round(self, code: str, amount: int) -> None:
+        """A void after the session closed: the refund goes to the account."""
+        self._round_refunded(
+            round_code=code,
+            amount=amount,
+            balance=self.balance + amount,
+            movement=movement(
+                house_ledger(self.currency), account_ledger(self.id), amount, self.currency
+            ),
+        )
+
+    @event("RoundRefunded", topic="croupier/account/round-refunded@1")
+    def _round_refunded(
+        self, round_code: str, amount: int, balance: int, movement: dict[str, Any]
+    ) -> None:
+        self.balance = balance
+
+    def reverse_round_win(self, code: str, amount: int) -> None:
+        self.check_debit(amount)
+        self._round_win_reversed(
+            round_code=code,
+            amount=amount,
+            balance=self.balance - amount,
+            movement=movement(
+                account_ledger(self.id), house_ledger(self.currency), amount, self.currency
+            ),
+        )
+
+    @event("RoundWinReversed", topic="croupier/account/round-win-reversed@1")
+    def _round_win_reversed(
+        self, round_code: str, amount: int, balance: int, movement: dict[str, Any]
+    ) -> None:
+        self.balance = balance
+
+
 class GameSession(Aggregate):
     """A game session funded by a buy-in; stakes and wins move its balance."""
 

@@ -7,6 +7,7 @@ version conflict reloads and re-runs the whole command.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +30,8 @@ from ledger.errors import (
 )
 from ledger.keys import Keyring
 from ledger.money import check_amount, check_currency
+from ledger.play import GameAdapter, RoundCommands
+from ledger.red_dog import RedDogAdapter, RedDogCommands
 from ledger.requests import Request, body_digest, check_request_id, request_aggregate_id
 from ledger.settings import APP_NAME, Settings
 from ledger.store import SigningEventStore, VerifyingMapper
@@ -39,7 +42,7 @@ MAX_ATTEMPTS = 50
 OPERATOR = "operator"
 
 
-class Casino(Application[UUID]):
+class Casino(RedDogCommands, RoundCommands, Application[UUID]):
     """Event-sourced ledger of accounts and game sessions with a signed, checkpointed log."""
 
     name = APP_NAME
@@ -49,6 +52,7 @@ class Casino(Application[UUID]):
         self.keyring = keyring or self.settings.keyring()
         super().__init__(env=self.settings.eventsourcing_env())
         self._seal_lock = threading.Lock()
+        self.adapters: dict[str, GameAdapter] = {"red-dog": RedDogAdapter()}
         from ledger.checkpoints import Sealer
 
         self.sealer = Sealer(self)
@@ -217,9 +221,13 @@ class Casino(Application[UUID]):
     def close_session(self, request_id: str, session_id: UUID | str) -> Result:
         def action() -> tuple[list[Aggregate], Result]:
             session = self._session(session_id)
+            session.check_open()
+            completed = self.complete_with_default(session)
             final = session.close()
             account: Account = self.repository.get(session.account_id)
             touched: list[Aggregate] = [session]
+            if completed is not None:
+                touched.append(completed)
             if final > 0:
                 account.return_session(session.id, final)
                 touched.append(account)
@@ -304,7 +312,8 @@ class Casino(Application[UUID]):
         self._closed = True
         try:
             self.sealer.stop()
-            self.seal()
+            if not sys.is_finalizing():  # never from __del__ at interpreter exit
+                self.seal()
         finally:
             super().close()
 

@@ -1,0 +1,148 @@
+"""One aggregate per round: committed seed, stakes, decisions, settlement or void.
+
+The first event records the game, variant, rules version, paytable id, stake, game code,
+``SHA-256(seed)`` and the seed sealed with AES-GCM under the sealing key; the last event
+(settled or voided) reveals the seed. Between the two, only cards already shown appear in
+the log, so reading the database mid-round reveals no undealt card.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID, uuid5
+
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from eventsourcing.domain import Aggregate, event
+
+from ledger.accounts import NAMESPACE
+from ledger.errors import RoundNotOpen
+
+_CODE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford base32: no I, L, O, U
+
+
+def round_id_for(code: str) -> UUID:
+    """Round ids derive from game codes, so lookup by code needs no index and codes are
+    unique by construction (a clash is a version conflict on save, and the command
+    retries with a new code)."""
+    return uuid5(NAMESPACE, f"round:{code.upper()}")
+
+
+def new_game_code(prefix: str, now: datetime) -> str:
+    """E.g. ``RD-20261129-131541-7K3Q``: game, start time in GMT, 4 random characters."""
+    suffix = "".join(secrets.choice(_CODE_ALPHABET) for _ in range(4))
+    return f"{prefix}-{now.astimezone(UTC):%Y%m%d-%H%M%S}-{suffix}"
+
+
+def new_seed() -> bytes:
+    """256 bits from the OS CSPRNG (DESIGN §1.4)."""
+    return os.urandom(32)
+
+
+def commitment(seed: bytes) -> str:
+    return hashlib.sha256(seed).hexdigest()
+
+
+def seal_seed(key: bytes, round_id: UUID, seed: bytes) -> str:
+    nonce = os.urandom(12)
+    return (nonce + AESGCM(key).encrypt(nonce, seed, round_id.bytes)).hex()
+
+
+def unseal_seed(key: bytes, round_id: UUID, sealed: str) -> bytes:
+    raw = bytes.fromhex(sealed)
+    return AESGCM(key).decrypt(raw[:12], raw[12:], round_id.bytes)
+
+
+class Round(Aggregate):
+    TOPIC = "croupier/round@1"
+
+    class Created(Aggregate.Created):  # unused; the library requires a topic
+        TOPIC = "croupier/round/created@1"
+
+    @staticmethod
+    def create_id(code: str) -> UUID:
+        return round_id_for(code)
+
+    @event("Started", topic="croupier/round/started@1")
+    def __init__(
+        self,
+        code: str,
+        game: str,
+        variant: str,
+        rules_version: str,
+        paytable_id: str,
+        session_id: str,
+        player_id: str,
+        currency: str,
+        stake: int,
+        params: dict[str, Any],
+        started_at: str,
+        commitment: str,
+        sealed_seed: str,
+        sealing_kid: str,
+        view: dict[str, Any],
+    ) -> None:
+        self.code = code
+        self.game = game
+        self.variant = variant
+        self.rules_version = rules_version
+        self.paytable_id = paytable_id
+        self.session_id = session_id
+        self.player_id = player_id
+        self.currency = currency
+        self.stake = stake
+        self.staked = stake
+        self.params = dict(params)
+        self.started_at = started_at
+        self.commitment = commitment
+        self.sealed_seed = sealed_seed
+        self.sealing_kid = sealing_kid
+        self.decisions: list[list[Any]] = []
+        self.view = dict(view)
+        self.status = "open"
+        self.payout = 0
+        self.win_credited = 0
+        self.seed: str | None = None
+        self.outcome: str | None = None
+
+    def check_open(self) -> None:
+        if self.status != "open":
+            raise RoundNotOpen(f"round {self.code} is {self.status}", code=self.code)
+
+    @event("Acted", topic="croupier/round/acted@1")
+    def acted(
+        self, decision: list[Any], automatic: bool, stake_added: int, view: dict[str, Any]
+    ) -> None:
+        self.decisions = [*self.decisions, list(decision)]
+        self.staked += stake_added
+        self.view = dict(view)
+
+    @event("Settled", topic="croupier/round/settled@1")
+    def settled(
+        self, payout: int, outcome: str, staked: int, seed: str, view: dict[str, Any]
+    ) -> None:
+        self.status = "settled"
+        self.payout = payout
+        self.win_credited = payout
+        self.outcome = outcome
+        self.seed = seed
+        self.view = dict(view)
+
+    @event("Voided", topic="croupier/round/voided@1")
+    def voided(
+        self, reason: str, incident_id: str, refunded: int, reversed_win: int, seed: str
+    ) -> None:
+        self.status = "voided"
+        self.outcome = "voided"
+        self.seed = seed
+        self.void_reason = reason
+        self.incident_id = incident_id
+        self.refunded = refunded
+        self.reversed_win = reversed_win
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
