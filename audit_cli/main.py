@@ -116,6 +116,117 @@ def cmd_keys(args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
+def _glyphs(cards: list[str]) -> str:
+    from games.cards import Card
+
+    return " ".join(Card.parse(c).glyph for c in cards)
+
+
+def cmd_round(args: argparse.Namespace, out: Console) -> int:
+    from audit_cli.rounds import check_round
+
+    report = check_round(args.db, args.code)
+    if args.json:
+        out.print_json(json.dumps(report.to_dict(), default=str))
+        return EXIT_OK if report.ok else EXIT_FINDINGS
+    table = Table(title=f"round {report.code} ({report.status})")
+    for col in ("#", "time", "step", "cards", "details"):
+        table.add_column(col)
+    for s in report.steps:
+        view = s.get("view") or {}
+        cards = view.get("cards") or view.get("dealt") or []
+        details = {
+            k: v
+            for k, v in s.items()
+            if k
+            in (
+                "decision",
+                "automatic",
+                "stake",
+                "stake_added",
+                "payout",
+                "outcome",
+                "reason",
+                "incident_id",
+                "refunded",
+                "reversed_win",
+            )
+        }
+        lines = view.get("lines")
+        if lines:
+            details["lines"] = [f"{_glyphs(ln['cards'])} {ln['rank']} {ln['win']}" for ln in lines]
+        table.add_row(
+            str(s["version"]),
+            str(s.get("time", "")),
+            s["step"],
+            _glyphs(cards),
+            json.dumps(details, default=str),
+        )
+    out.print(table)
+    if report.ok:
+        out.print(
+            "[green]OK[/green]: every card and payout re-derives from the revealed seed."
+            if report.status in ("settled", "voided")
+            else "[yellow]open[/yellow]: the seed is revealed when the round ends."
+        )
+        return EXIT_OK
+    for p in report.problems:
+        out.print(f"[red]MISMATCH[/red] {p}")
+    return EXIT_FINDINGS
+
+
+def cmd_history(args: argparse.Namespace, out: Console) -> int:
+    from audit_cli.rounds import player_history
+
+    rows = player_history(args.db, args.player)
+    if args.json:
+        out.print_json(json.dumps(rows, default=str))
+        return EXIT_OK
+    table = Table(title=f"account history of {args.player}")
+    for col in ("date", "game", "code", "stakes", "wins", "outcome"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(
+            str(r["date"]),
+            str(r["game"]),
+            str(r["code"]),
+            str(r["stakes"]),
+            str(r["wins"]),
+            str(r["outcome"]),
+        )
+    out.print(table)
+    return EXIT_OK
+
+
+def cmd_void(args: argparse.Namespace, out: Console) -> int:
+    from ledger.casino import Casino
+    from ledger.errors import LedgerError
+    from ledger.settings import Settings
+
+    app = Casino(Settings())
+    try:
+        result = app.void_round(
+            args.request_id or f"void:{args.code}", args.code, args.reason, args.incident
+        )
+    except LedgerError as e:
+        if args.json:
+            print(json.dumps({"ok": False, **e.to_dict()}))
+        else:
+            Console(stderr=True).print(f"[red]error[/red] {e.code}: {e.message}")
+        return EXIT_FINDINGS
+    finally:
+        app.close()
+    if args.json:
+        out.print_json(json.dumps(result, default=str))
+    else:
+        verb = "was already voided" if result.get("already_voided") else "voided"
+        out.print(
+            f"round {result['code']} {verb}: refunded {result['staked']}, "
+            f"reversed win {result['payout']}, seed {result['seed']}"
+        )
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="audit-cli", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -148,6 +259,29 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--out", help="write the public keys JSON to this file")
     k.add_argument("--json", action="store_true")
     k.set_defaults(func=cmd_keys)
+    r = sub.add_parser("round", help="a round's timeline, re-derived from its revealed seed")
+    r.add_argument("code", help="game code, e.g. RD-20261129-131541-7K3Q")
+    r.add_argument("--db", default="data/casino.sqlite")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=cmd_round)
+
+    h = sub.add_parser("history", help="a player's account history from the log")
+    h.add_argument("player")
+    h.add_argument("--db", default="data/casino.sqlite")
+    h.add_argument("--json", action="store_true")
+    h.set_defaults(func=cmd_history)
+
+    vd = sub.add_parser(
+        "void",
+        help="operator: void a round after a malfunction "
+        "(uses CROUPIER_* settings to reach the store)",
+    )
+    vd.add_argument("code")
+    vd.add_argument("--reason", required=True)
+    vd.add_argument("--incident", required=True, help="incident id")
+    vd.add_argument("--request-id", help="idempotency key (default: void:CODE)")
+    vd.add_argument("--json", action="store_true")
+    vd.set_defaults(func=cmd_void)
     return p
 
 

@@ -34,7 +34,7 @@ class RandomStream:
     True
     """
 
-    __slots__ = ("_seed", "_label", "_counter", "_buffer", "_bits", "_nbits")
+    __slots__ = ("_bits", "_buffer", "_counter", "_label", "_nbits", "_seed")
 
     def __init__(self, seed: bytes, label: str) -> None:
         if not isinstance(seed, bytes) or len(seed) != SEED_BYTES:

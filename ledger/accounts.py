@@ -116,7 +116,6 @@ class Account(Aggregate):
         self.balance = balance
         self.open_sessions = [s for s in self.open_sessions if s != session_id]
 
-
     def refund_round(self, code: str, amount: int) -> None:
         """A void after the session closed: the refund goes to the account."""
         self._round_refunded(

@@ -56,6 +56,9 @@ class Casino(RedDogCommands, RoundCommands, Application[UUID]):
         from ledger.checkpoints import Sealer
 
         self.sealer = Sealer(self)
+        from ledger.projections import History
+
+        self.history = History(self)
 
     # -- infrastructure hooks ---------------------------------------------------------
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from eventsourcing.domain import Aggregate
 
-from ledger.accounts import GameSession
+from ledger.accounts import Account, GameSession
 from ledger.errors import InvalidRequest, RoundNotFound
 from ledger.rounds import (
     Round,
@@ -41,7 +41,9 @@ class GameAdapter(Protocol):
 
     def start(self, params: dict[str, Any], seed: bytes) -> Any: ...
 
-    def apply(self, params: dict[str, Any], state: Any, decision: list[Any], seed: bytes) -> Any: ...
+    def apply(
+        self, params: dict[str, Any], state: Any, decision: list[Any], seed: bytes
+    ) -> Any: ...
 
     def replay(self, params: dict[str, Any], decisions: list[list[Any]], seed: bytes) -> Any: ...
 
@@ -80,11 +82,11 @@ class RoundCommands:
 
     adapters: dict[str, GameAdapter]
 
-    def _seed_of(self: Casino, rnd: Round) -> bytes:
+    def _seed_of(self: Casino, rnd: Round) -> bytes:  # type: ignore[misc]  # mixin method typed against the composed Casino
         key = self.keyring.sealing_keys[rnd.sealing_kid]
         return unseal_seed(key, rnd.id, rnd.sealed_seed)
 
-    def find_round(self: Casino, code: str) -> Round:
+    def find_round(self: Casino, code: str) -> Round:  # type: ignore[misc]  # mixin method typed against the composed Casino
         if not isinstance(code, str) or not code:
             raise RoundNotFound("a game code is required")
         rnd = self.find(Round, round_id_for(code))
@@ -92,15 +94,20 @@ class RoundCommands:
             raise RoundNotFound(f"no round with game code {code!r}", code=code)
         return rnd
 
-    def open_round(self: Casino, session_id: str) -> Round | None:
+    def open_round(self: Casino, session_id: str) -> Round | None:  # type: ignore[misc]  # mixin method typed against the composed Casino
         session = self._session(session_id)
         if session.open_round is None:
             return None
         return self.find_round(session.open_round)
 
-    def start_round(
-        self: Casino, request_id: str, scope: str, session_id: str, game: str,
-        params: dict[str, Any], command: str,
+    def start_round(  # type: ignore[misc]  # mixin method typed against the composed Casino
+        self: Casino,
+        request_id: str,
+        scope: str,
+        session_id: str,
+        game: str,
+        params: dict[str, Any],
+        command: str,
     ) -> Result:
         adapter = self.adapters[game]
 
@@ -116,25 +123,39 @@ class RoundCommands:
             rid = round_id_for(code)
             variant, rules_version, paytable_id = adapter.describe(params)
             rnd = Round(
-                code=code, game=game, variant=variant, rules_version=rules_version,
-                paytable_id=paytable_id, session_id=str(session.id), player_id=session.player_id,
-                currency=session.currency, stake=stake, params=params,
+                code=code,
+                game=game,
+                variant=variant,
+                rules_version=rules_version,
+                paytable_id=paytable_id,
+                session_id=str(session.id),
+                player_id=session.player_id,
+                currency=session.currency,
+                stake=stake,
+                params=params,
                 started_at=now.isoformat(timespec="milliseconds"),
                 commitment=commitment(seed),
                 sealed_seed=seal_seed(self.keyring.sealing_key, rid, seed),
-                sealing_kid=self.keyring.sealing_kid, view=adapter.view(state),
+                sealing_kid=self.keyring.sealing_kid,
+                view=adapter.view(state),
             )
             session.stake(code, stake)
             session.round_opened(code)
             self._maybe_settle(adapter, session, rnd, state, seed)
             return [session, rnd], round_result(rnd, session.balance)
 
-        return self.command(scope, request_id, command, {"session_id": str(session_id), **params},
-                            action)
+        return self.command(
+            scope, request_id, command, {"session_id": str(session_id), **params}, action
+        )
 
-    def act(
-        self: Casino, request_id: str, scope: str, session_id: str, decision: list[Any],
-        command: str, automatic: bool = False,
+    def act(  # type: ignore[misc]  # mixin method typed against the composed Casino
+        self: Casino,
+        request_id: str,
+        scope: str,
+        session_id: str,
+        decision: list[Any],
+        command: str,
+        automatic: bool = False,
     ) -> Result:
         def action() -> tuple[list[Aggregate], Result]:
             session = self._session(session_id)
@@ -145,10 +166,15 @@ class RoundCommands:
             self._act_on(session, rnd, decision, automatic)
             return [session, rnd], round_result(rnd, session.balance)
 
-        return self.command(scope, request_id, command,
-                            {"session_id": str(session_id), "decision": decision}, action)
+        return self.command(
+            scope,
+            request_id,
+            command,
+            {"session_id": str(session_id), "decision": decision},
+            action,
+        )
 
-    def _act_on(
+    def _act_on(  # type: ignore[misc]  # mixin method typed against the composed Casino
         self: Casino, session: GameSession, rnd: Round, decision: list[Any], automatic: bool
     ) -> None:
         rnd.check_open()
@@ -159,24 +185,37 @@ class RoundCommands:
         added = adapter.staked(new_state) - adapter.staked(state)
         if added:
             session.stake(rnd.code, added)
-        rnd.acted(decision=list(decision), automatic=automatic, stake_added=added,
-                  view=adapter.view(new_state))
+        rnd.acted(
+            decision=list(decision),
+            automatic=automatic,
+            stake_added=added,
+            view=adapter.view(new_state),
+        )
         self._maybe_settle(adapter, session, rnd, new_state, seed)
 
-    def _maybe_settle(
-        self: Casino, adapter: GameAdapter, session: GameSession, rnd: Round, state: Any,
+    def _maybe_settle(  # type: ignore[misc]  # mixin method typed against the composed Casino
+        self: Casino,
+        adapter: GameAdapter,
+        session: GameSession,
+        rnd: Round,
+        state: Any,
         seed: bytes,
     ) -> None:
         if not adapter.settled(state):
             return
         payout = adapter.payout(state)
-        rnd.settled(payout=payout, outcome=adapter.outcome(state), staked=adapter.staked(state),
-                    seed=seed.hex(), view=adapter.view(state))
+        rnd.settled(
+            payout=payout,
+            outcome=adapter.outcome(state),
+            staked=adapter.staked(state),
+            seed=seed.hex(),
+            view=adapter.view(state),
+        )
         if payout:
             session.credit_win(rnd.code, payout)
         session.round_closed(rnd.code, {"game": rnd.game, "params": dict(rnd.params)})
 
-    def complete_with_default(self: Casino, session: GameSession) -> Round | None:
+    def complete_with_default(self: Casino, session: GameSession) -> Round | None:  # type: ignore[misc]  # mixin method typed against the composed Casino
         """Finish an open round with the engine's default action(s), recorded as automatic."""
         if session.open_round is None:
             return None
@@ -190,7 +229,9 @@ class RoundCommands:
             self._act_on(session, rnd, adapter.default_decision(state), automatic=True)
         return rnd
 
-    def void_round(self: Casino, request_id: str, code: str, reason: str, incident_id: str) -> Result:
+    def void_round(  # type: ignore[misc]  # mixin method typed against the composed Casino
+        self: Casino, request_id: str, code: str, reason: str, incident_id: str
+    ) -> Result:
         """Operator command after a malfunction: refund every stake, reverse any credited
         win, reveal the seed. Idempotent: voiding a voided round returns its void."""
         if not isinstance(reason, str) or not reason.strip():
@@ -207,7 +248,7 @@ class RoundCommands:
             touched: list[Aggregate] = [session, rnd]
             if session.closed:
                 # The session's balance already went back to the account: adjust there.
-                account = self.repository.get(session.account_id)
+                account: Account = self.repository.get(session.account_id)
                 if rnd.staked:
                     account.refund_round(rnd.code, rnd.staked)
                 if reversed_win:
@@ -218,11 +259,21 @@ class RoundCommands:
                     session.refund(rnd.code, rnd.staked)
                 if reversed_win:
                     session.reverse_win(rnd.code, reversed_win)
-            rnd.voided(reason=reason, incident_id=incident_id, refunded=rnd.staked,
-                       reversed_win=reversed_win, seed=self._seed_of(rnd).hex())
+            rnd.voided(
+                reason=reason,
+                incident_id=incident_id,
+                refunded=rnd.staked,
+                reversed_win=reversed_win,
+                seed=self._seed_of(rnd).hex(),
+            )
             if session.open_round == rnd.code:
                 session.round_closed(rnd.code, None)
             return touched, {**round_result(rnd, session.balance), "already_voided": False}
 
-        return self.command("operator", request_id, "void",
-                            {"code": code, "reason": reason, "incident_id": incident_id}, action)
+        return self.command(
+            "operator",
+            request_id,
+            "void",
+            {"code": code, "reason": reason, "incident_id": incident_id},
+            action,
+        )

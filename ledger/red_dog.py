@@ -37,11 +37,14 @@ class RedDogAdapter:
     def start(self, params: dict[str, Any], seed: bytes) -> rd.RedDogState:
         return rd.deal(self._rules(params), params["bet"], seed)
 
-    def apply(self, params: dict[str, Any], state: rd.RedDogState, decision: list[Any],
-              seed: bytes) -> rd.RedDogState:
+    def apply(
+        self, params: dict[str, Any], state: rd.RedDogState, decision: list[Any], seed: bytes
+    ) -> rd.RedDogState:
         return rd.apply(state, decision, seed)
 
-    def replay(self, params: dict[str, Any], decisions: list[list[Any]], seed: bytes) -> rd.RedDogState:
+    def replay(
+        self, params: dict[str, Any], decisions: list[list[Any]], seed: bytes
+    ) -> rd.RedDogState:
         return rd.replay(self._rules(params), params["bet"], decisions, seed)
 
     def default_decision(self, state: rd.RedDogState) -> list[Any]:
@@ -73,23 +76,31 @@ class RedDogAdapter:
 class RedDogCommands:
     """Player commands, mixed into :class:`~ledger.casino.Casino`."""
 
-    def red_dog_bet(self: Casino, request_id: str, session_id: str, bet: int) -> Result:
+    def red_dog_bet(self: Casino, request_id: str, session_id: str, bet: int) -> Result:  # type: ignore[misc]  # mixin method typed against the composed Casino
         adapter = self.adapters[GAME]
         assert isinstance(adapter, RedDogAdapter)
-        return self.start_round(request_id, f"session:{session_id}", session_id, GAME,
-                                adapter.params(bet), "red_dog_bet")
+        return self.start_round(
+            request_id,
+            f"session:{session_id}",
+            session_id,
+            GAME,
+            adapter.params(bet),
+            "red_dog_bet",
+        )
 
-    def red_dog_raise(self: Casino, request_id: str, session_id: str, amount: int) -> Result:
-        return self.act(request_id, f"session:{session_id}", session_id, ["raise", amount],
-                        "red_dog_raise")
+    def red_dog_raise(self: Casino, request_id: str, session_id: str, amount: int) -> Result:  # type: ignore[misc]  # mixin method typed against the composed Casino
+        return self.act(
+            request_id, f"session:{session_id}", session_id, ["raise", amount], "red_dog_raise"
+        )
 
-    def red_dog_see(self: Casino, request_id: str, session_id: str) -> Result:
+    def red_dog_see(self: Casino, request_id: str, session_id: str) -> Result:  # type: ignore[misc]  # mixin method typed against the composed Casino
         return self.act(request_id, f"session:{session_id}", session_id, ["see"], "red_dog_see")
 
-    def red_dog_repeat(self: Casino, request_id: str, session_id: str) -> Result:
+    def red_dog_repeat(self: Casino, request_id: str, session_id: str) -> Result:  # type: ignore[misc]  # mixin method typed against the composed Casino
         """seed 003 "Ripeti": the same bet as the last Red Dog round, dealt at once."""
         last = self._session(session_id).last_stake
         if not last or last.get("game") != GAME:
-            raise InvalidRequest("no previous Red Dog bet in this session to repeat",
-                                 session_id=session_id)
+            raise InvalidRequest(
+                "no previous Red Dog bet in this session to repeat", session_id=session_id
+            )
         return self.red_dog_bet(request_id, session_id, int(last["params"]["bet"]))

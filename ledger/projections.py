@@ -1,0 +1,107 @@
+"""Read models rebuilt from the log: account history, game history, last-10 recall.
+
+Held in memory and brought up to date from the notification log on every query, so they
+are always derivable from the log alone (nothing is written around the event store).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+from ledger.checkpoints import iter_notifications
+from ledger.errors import RoundNotFound
+from ledger.rounds import round_id_for
+
+if TYPE_CHECKING:
+    from ledger.casino import Casino
+
+ROUND_TOPIC = "croupier/round/"
+
+
+class History:
+    def __init__(self, app: Casino) -> None:
+        self.app = app
+        self._lock = threading.Lock()
+        self._last = 0
+        self._rounds: dict[str, dict[str, Any]] = {}
+        self._by_player: dict[str, list[str]] = defaultdict(list)
+        self._by_session: dict[str, list[str]] = defaultdict(list)
+        self._code_by_id: dict[Any, str] = {}
+
+    def catch_up(self) -> None:
+        with self._lock:
+            for note in iter_notifications(self.app, self._last):
+                self._last = note.id
+                if note.topic.startswith(ROUND_TOPIC):
+                    self._apply(note.topic, self.app.mapper.to_domain_event(note))
+
+    def _apply(self, topic: str, e: Any) -> None:
+        if topic == "croupier/round/started@1":
+            self._rounds[e.code] = {
+                "code": e.code,
+                "game": e.game,
+                "variant": e.variant,
+                "started_at": e.started_at,
+                "player_id": e.player_id,
+                "session_id": e.session_id,
+                "stakes": e.stake,
+                "wins": 0,
+                "outcome": "open",
+                "status": "open",
+                "currency": e.currency,
+            }
+            self._code_by_id[e.originator_id] = e.code
+            self._by_player[e.player_id].append(e.code)
+            self._by_session[e.session_id].append(e.code)
+            return
+        code = self._code_of(e.originator_id)
+        if code is None:
+            return
+        r = self._rounds[code]
+        if topic == "croupier/round/acted@1":
+            r["stakes"] += e.stake_added
+        elif topic == "croupier/round/settled@1":
+            r.update(wins=e.payout, outcome=e.outcome, status="settled")
+        elif topic == "croupier/round/voided@1":
+            r.update(
+                outcome="voided",
+                status="voided",
+                wins=0,
+                void_reason=e.reason,
+                incident_id=e.incident_id,
+            )
+
+    def _code_of(self, round_id: Any) -> str | None:
+        return self._code_by_id.get(round_id)
+
+    def account_history(self, player_id: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """Date, game, code, stakes, wins and outcome of each of the player's rounds, newest
+        first."""
+        self.catch_up()
+        codes = list(reversed(self._by_player.get(player_id, [])))
+        return [dict(self._rounds[c]) for c in codes[:limit]]
+
+    def last_games(self, session_id: str, n: int = 10) -> list[dict[str, Any]]:
+        """The "last 10 games" recall for a game session, newest first."""
+        self.catch_up()
+        codes = list(reversed(self._by_session.get(str(session_id), [])))
+        return [dict(self._rounds[c]) for c in codes[:n]]
+
+    def timeline(self, code: str) -> list[dict[str, Any]]:
+        """Every step of one round with its time: the game history of the round."""
+        rid = round_id_for(code)
+        steps = []
+        for e in self.app.events.get(rid):
+            doc = {
+                k: v
+                for k, v in vars(e).items()
+                if k not in ("originator_id", "originator_topic", "sealed_seed")
+            }
+            doc["step"] = type(e).__name__.lower()
+            doc["timestamp"] = getattr(e, "timestamp").isoformat()  # noqa: B009  # Aggregate events carry it; the protocol type does not
+            steps.append(doc)
+        if not steps:
+            raise RoundNotFound(f"no round with game code {code!r}", code=code)
+        return steps
