@@ -35,6 +35,7 @@ from ledger.red_dog import RedDogAdapter, RedDogCommands
 from ledger.requests import Request, body_digest, check_request_id, request_aggregate_id
 from ledger.settings import APP_NAME, Settings
 from ledger.store import SigningEventStore, VerifyingMapper
+from ledger.video_poker import VideoPokerAdapter, VideoPokerCommands
 
 A = TypeVar("A", bound=Aggregate)
 Result = dict[str, Any]
@@ -42,7 +43,7 @@ MAX_ATTEMPTS = 50
 OPERATOR = "operator"
 
 
-class Casino(RedDogCommands, RoundCommands, Application[UUID]):
+class Casino(RedDogCommands, VideoPokerCommands, RoundCommands, Application[UUID]):
     """Event-sourced ledger of accounts and game sessions with a signed, checkpointed log."""
 
     name = APP_NAME
@@ -52,7 +53,10 @@ class Casino(RedDogCommands, RoundCommands, Application[UUID]):
         self.keyring = keyring or self.settings.keyring()
         super().__init__(env=self.settings.eventsourcing_env())
         self._seal_lock = threading.Lock()
-        self.adapters: dict[str, GameAdapter] = {"red-dog": RedDogAdapter()}
+        self.adapters: dict[str, GameAdapter] = {
+            "red-dog": RedDogAdapter(),
+            "video-poker": VideoPokerAdapter(),
+        }
         from ledger.checkpoints import Sealer
 
         self.sealer = Sealer(self)

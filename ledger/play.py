@@ -119,7 +119,8 @@ class RoundCommands:
             seed = new_seed()
             state = adapter.start(params, seed)
             now = datetime.now(UTC)
-            code = new_game_code(adapter.code_prefix, now)
+            prefix = getattr(adapter, "prefix", lambda _: adapter.code_prefix)(params)
+            code = new_game_code(prefix, now)
             rid = round_id_for(code)
             variant, rules_version, paytable_id = adapter.describe(params)
             rnd = Round(
