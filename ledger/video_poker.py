@@ -124,11 +124,11 @@ class VideoPokerAdapter:
 class VideoPokerCommands:
     """Player commands, mixed into :class:`~ledger.casino.Casino`."""
 
-    def vp_deal(
+    def vp_deal(  # type: ignore[misc]  # mixin method typed against the composed Casino
         self: Casino,
         request_id: str,
         session_id: str,
-        variant: str,  # type: ignore[misc]  # mixin method typed against the composed Casino
+        variant: str,
         coin_value: int,
         coins: int,
         lines: int,
