@@ -19,7 +19,7 @@ from enum import StrEnum
 from fractions import Fraction
 from functools import cache
 from itertools import combinations_with_replacement, product
-from math import comb, factorial, prod
+from math import comb, factorial, gcd, prod
 from types import MappingProxyType
 from typing import Final
 
@@ -32,7 +32,7 @@ from games.video_poker.paytable import MAX_COINS, Paytable
 
 DEALS: Final = comb(52, 5)
 DEAL_CLASSES: Final = 134_459
-_CHUNK: Final = 8192
+_CHUNK: Final = 4096
 _DECIMAL: Final = Context(prec=40)
 _SUIT_PATTERNS: Final = ((5,), (4, 1), (3, 2), (3, 1, 1), (2, 2, 1), (2, 1, 1, 1))
 """How five cards split over the suits, largest suit first."""
@@ -161,29 +161,43 @@ def _winning_cards_masks(columns: list[npt.NDArray[np.int8]]) -> npt.NDArray[np.
 def _analyse_columns(
     paytable: Paytable, coin_columns: tuple[int, ...], play: Play
 ) -> dict[int, CycleAnalysis]:
+    # Columns whose pays are proportional (9/6: 1 to 4 coins) rank the holds alike, so
+    # the player's choices and the final-hand distribution are computed once for them.
+    shapes: dict[tuple[int, ...], list[int]] = {}
+    for coins in coin_columns:
+        amounts = [paytable.payout(r, coins) for r in HAND_RANKS]
+        divisor = gcd(*amounts) or 1
+        shapes.setdefault(tuple(a // divisor for a in amounts), []).append(coins)
+    distinct = list(shapes)
+    totals = _final_hand_totals(distinct, play)
+    denominator = DEALS * strategy.SCALE
+    out = {
+        coins: _summary(paytable, coins, play, totals[i], denominator)
+        for i, shape in enumerate(distinct)
+        for coins in shapes[shape]
+    }
+    return {coins: out[coins] for coins in coin_columns}
+
+
+def _final_hand_totals(pay_shapes: list[tuple[int, ...]], play: Play) -> list[list[int]]:
+    """Per pay vector, the weighted count of each final rank over every deal and draw,
+    times :data:`strategy.SCALE` (the probability is this over ``DEALS * SCALE``)."""
     columns, weights = _deal_classes()
-    pays = np.array(
-        [[paytable.payout(r, c) for c in coin_columns] for r in HAND_RANKS], dtype=np.float64
-    )
-    totals = np.zeros((len(coin_columns), len(HAND_RANKS)), dtype=np.int64)
+    pays = np.array(pay_shapes, dtype=np.float64).T
+    totals = np.zeros((len(pay_shapes), len(HAND_RANKS)), dtype=np.int64)
     for start in range(0, len(weights), _CHUNK):
         chunk = [c[start : start + _CHUNK] for c in columns]
         w = weights[start : start + _CHUNK]
         scaled = strategy.scale_counts(strategy.final_counts_batch(chunk))
         rows = np.arange(len(w))
         if play is Play.WINNING_CARDS:
-            chosen = scaled[_winning_cards_masks(chunk), rows]
-            totals += w @ chosen
+            totals += w @ scaled[_winning_cards_masks(chunk), rows]
             continue
-        ev = scaled @ pays  # exact: integers below 2**53
-        for i in range(len(coin_columns)):
+        ev = scaled @ pays  # EV x SCALE of every hold: exact, integers below 2**53
+        for i in range(len(pay_shapes)):
             best = strategy.choose_batch(scaled, ev[:, :, i])
             totals[i] += w @ scaled[best, rows]
-    denominator = DEALS * strategy.SCALE
-    return {
-        coins: _summary(paytable, coins, play, totals[i].tolist(), denominator)
-        for i, coins in enumerate(coin_columns)
-    }
+    return [[int(n) for n in row] for row in totals]
 
 
 def _summary(

@@ -58,6 +58,7 @@ SCALE: Final = lcm(*WAYS)
 denominator, so EVs and outcome profiles compare exactly as integers."""
 _FACTOR: Final = np.array([SCALE // w for w in WAYS], dtype=np.int32)
 _POP_ARRAY: Final = np.array(_POP, dtype=np.int32)
+_MASK_COLUMN: Final = np.arange(HOLDS, dtype=np.intp)[:, None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +101,8 @@ def winning_cards_hold(hand: Sequence[Card]) -> tuple[int, ...]:
 
 
 def prepare() -> None:
-    """Build the subset-count tables now (a fraction of a second, ~12 MB) rather than
-    on the first call of :func:`optimal_hold` or :func:`hold_evs`."""
+    """Build the subset-count tables now (about 0.2-0.4 s and 40 MB) rather than on the
+    first call of :func:`optimal_hold` or :func:`hold_evs`."""
     _tables()
 
 
@@ -116,9 +117,8 @@ def hold_evs(
     >>> evs[(0, 1, 2, 3, 4)], evs[()] < 2, len(evs)
     (Fraction(4000, 1), True, 32)
     """
-    final, to_sorted = _final_counts(_hand_ids(hand))
-    numerators = (final @ _pay_vector(paytable, coins)).tolist()
-    return {_POSITIONS[mask]: Fraction(numerators[s], WAYS[s]) for mask, s in enumerate(to_sorted)}
+    _, to_sorted, totals = _hold_totals(_hand_ids(hand), _pay_vector(paytable, coins))
+    return {_POSITIONS[mask]: Fraction(totals[s], WAYS[s]) for mask, s in enumerate(to_sorted)}
 
 
 def optimal_hold(hand: Sequence[Card], paytable: Paytable, coins: int) -> HoldAdvice:
@@ -131,23 +131,23 @@ def optimal_hold(hand: Sequence[Card], paytable: Paytable, coins: int) -> HoldAd
     >>> optimal_hold(parse_cards("Jc Jd 2h 5s 9c"), JB, 5)
     HoldAdvice(hold=(0, 1), ev=Fraction(8305, 1081))
     """
-    final, to_sorted = _final_counts(_hand_ids(hand))
-    numerators = (final @ _pay_vector(paytable, coins)).tolist()
-    scaled = [n * SCALE // w for n, w in zip(numerators, WAYS, strict=True)]
+    counts, to_sorted, totals = _hold_totals(_hand_ids(hand), _pay_vector(paytable, coins))
+    scaled = [t * f for t, f in zip(totals, _FACTOR_PY, strict=True)]
     top = max(scaled)
-    best_key: tuple[int, ...] = ()
-    best_mask = 0
-    for mask, s in enumerate(to_sorted):
-        if scaled[s] != top:
-            continue
+    tied = [mask for mask, s in enumerate(to_sorted) if scaled[s] == top]
+    best_mask = tied[0]
+    if len(tied) > 1:
         # Larger key wins: more cards held, then the better outcome profile from the
         # royal flush down, then the lower bitmask (negated).
-        profile = (final[s, ::-1] * _FACTOR[s]).tolist()
-        key = (_POP[s], *profile, -mask)
-        if key > best_key:
-            best_key, best_mask = key, mask
+        sorted_masks = [to_sorted[m] for m in tied]
+        profiles = (_MOEBIUS[sorted_masks] @ counts).astype(np.int64)[:, ::-1]
+        keys = [
+            (_POP[s], *(profile * _FACTOR_PY[s]).tolist(), -mask)
+            for mask, s, profile in zip(tied, sorted_masks, profiles, strict=True)
+        ]
+        best_mask = tied[keys.index(max(keys))]
     s = to_sorted[best_mask]
-    return HoldAdvice(_POSITIONS[best_mask], Fraction(numerators[s], WAYS[s]))
+    return HoldAdvice(_POSITIONS[best_mask], Fraction(totals[s], WAYS[s]))
 
 
 # -- batch interface for the maths -----------------------------------------------------
@@ -188,9 +188,11 @@ def choose_batch(scaled: I32, ev: F64) -> npt.NDArray[np.intp]:
 
     ``scaled`` is from :func:`scale_counts` ``(32, n, 10)``; ``ev`` is ``(32, n)``, any
     quantity proportional to the EV that is exact (integers below 2**53 in float64).
+    The last tie-break is the lowest bitmask over sorted cards rather than positions; it
+    only separates holds with identical outcome distributions.
     """
-    best: npt.NDArray[np.intp] = np.argmax(ev, axis=0)
     cand = ev == ev.max(axis=0)
+    best: npt.NDArray[np.intp] = _first_true(cand)
     tied = np.flatnonzero(cand.sum(axis=0) > 1)
     if tied.size:
         sub = cand[:, tied]
@@ -199,8 +201,15 @@ def choose_batch(scaled: I32, ev: F64) -> npt.NDArray[np.intp]:
         for key in keys:
             masked = np.where(sub, key, -1)
             sub &= masked == masked.max(axis=0)
-        best[tied] = np.argmax(sub, axis=0)
+        best[tied] = _first_true(sub)
     return best
+
+
+def _first_true(cand: npt.NDArray[np.bool_]) -> npt.NDArray[np.intp]:
+    """Per column, the first row that is true (a min-reduce: faster than argmax along
+    the first axis)."""
+    first: npt.NDArray[np.intp] = np.where(cand, _MASK_COLUMN, HOLDS).min(axis=0)
+    return first
 
 
 def rank_codes(cards: Columns) -> I8:
@@ -264,6 +273,7 @@ class _Tables:
     binom_py: tuple[tuple[int, ...], ...]  # binom_py[c][k], for the one-hand path
     offsets: tuple[int, ...]  # first row in ``counts`` of the sets of size 0..4
     counts: I32  # sets of size 0..4 in colex order, then 10 one-hot rows
+    counts_f64: F64  # the same as float64 (exact), for the one-hand matrix products
     onehot: int
     codes5: I8  # rank code of every five-card hand, colex order
     codes5_py: bytes
@@ -281,7 +291,14 @@ def _tables() -> _Tables:
     counts = np.vstack([*levels, np.eye(N_RANKS, dtype=np.int32)])
     binom_py = tuple(tuple(comb(c, k) for k in range(6)) for c in range(52))
     return _Tables(
-        binom, binom_py, tuple(offsets[:5]), counts, offsets[5], codes5, codes5.tobytes()
+        binom,
+        binom_py,
+        tuple(offsets[:5]),
+        counts,
+        counts.astype(np.float64),
+        offsets[5],
+        codes5,
+        codes5.tobytes(),
     )
 
 
@@ -322,6 +339,17 @@ def _bits(mask: int) -> tuple[int, ...]:
 
 
 _POSITIONS: Final = tuple(_bits(m) for m in range(HOLDS))
+_HIGH_BIT: Final = tuple(1 << h if h >= 0 else 0 for h in _HIGH)
+_FACTOR_PY: Final = tuple(SCALE // w for w in WAYS)
+_MOEBIUS_PAIRS: Final = tuple(
+    (m, m | bit) for bit in (1, 2, 4, 8, 16) for m in range(HOLDS) if not m & bit
+)
+"""The superset Moebius transform as in-place steps ``f[low] -= f[high]``, bit by bit."""
+_MOEBIUS: Final = np.array(
+    [[(-1) ** _POP[s ^ h] if s & h == h else 0 for s in range(HOLDS)] for h in range(HOLDS)],
+    dtype=np.float64,
+)
+"""The same transform as a matrix: ``final = _MOEBIUS @ count`` (exact in float64)."""
 
 
 def _moebius(final: npt.NDArray[np.int32] | npt.NDArray[np.int64]) -> None:
@@ -344,9 +372,9 @@ def _hand_ids(hand: Sequence[Card]) -> tuple[int, int, int, int, int]:
 
 
 @cache
-def _pay_vector(paytable: Paytable, coins: int) -> I64:
+def _pay_vector(paytable: Paytable, coins: int) -> F64:
     column = paytable.column(coins)
-    return np.array([column[r] for r in HAND_RANKS], dtype=np.int64)
+    return np.array([column[r] for r in HAND_RANKS], dtype=np.float64)
 
 
 @cache
@@ -359,20 +387,27 @@ def _mask_map(order: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sum(1 << rank_of[p] for p in _POSITIONS[m]) for m in range(HOLDS))
 
 
-def _final_counts(ids: tuple[int, int, int, int, int]) -> tuple[I64, tuple[int, ...]]:
-    """The one-hand version of :func:`final_counts_batch`, in plain Python up to one
-    gather: ``(32, 10)`` counts by sorted-card bitmask, and the position-to-sorted map."""
+def _hold_totals(
+    ids: tuple[int, int, int, int, int], pays: F64
+) -> tuple[F64, tuple[int, ...], list[int]]:
+    """The one-hand path, plain Python around one gather: the 32 rows ``count(S)`` for
+    the subsets of the hand (by sorted-card bitmask), the position-to-sorted bitmask
+    map, and per hold the total paid over all its draws (EV times ``WAYS``)."""
     t = _tables()
     order = tuple(sorted(range(5), key=ids.__getitem__))
     cards = [ids[p] for p in order]
     colex = [0] * HOLDS
     rows = [0] * HOLDS
     binom = t.binom_py
-    for mask in range(1, HOLDS):
-        high, size = _HIGH[mask], _POP[mask]
-        colex[mask] = colex[mask ^ (1 << high)] + binom[cards[high]][size]
-        rows[mask] = t.offsets[size] + colex[mask] if size < 5 else 0
-    rows[HOLDS - 1] = t.onehot + t.codes5_py[colex[HOLDS - 1]]
-    final = t.counts[rows].astype(np.int64)
-    _moebius(final)
-    return final, _mask_map(order)
+    offsets = t.offsets
+    for mask in range(1, HOLDS - 1):
+        size = _POP[mask]
+        colex[mask] = value = colex[mask ^ _HIGH_BIT[mask]] + binom[cards[_HIGH[mask]]][size]
+        rows[mask] = offsets[size] + value
+    full = colex[HOLDS - 1 ^ 16] + binom[cards[4]][5]
+    rows[HOLDS - 1] = t.onehot + t.codes5_py[full]
+    counts = t.counts_f64.take(rows, axis=0)
+    totals = [int(v) for v in (counts @ pays).tolist()]
+    for low, high in _MOEBIUS_PAIRS:
+        totals[low] -= totals[high]
+    return counts, _mask_map(order), totals
