@@ -199,6 +199,12 @@ def test_root_matches_the_recursive_rfc_definition(size: int) -> None:
     assert root(LEAVES[:size]) == ROOTS[size]
 
 
+# Inclusion proofs (§2.1.3)
+
+
+@pytest.mark.parametrize(
+    "vector", VECTORS["inclusion"], ids=lambda v: f"{v['index']}-of-{v['size']}"
+)
 def test_inclusion_proof_matches_the_ct_reference_path(vector: dict[str, Any]) -> None:
     index, size = vector["index"], vector["size"]
     expected = [bytes.fromhex(h) for h in vector["proof"]]
