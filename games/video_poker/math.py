@@ -68,6 +68,14 @@ class CycleAnalysis:
     def rtp_decimal(self) -> Decimal:
         return to_decimal(self.rtp)
 
+    @property
+    def variance_decimal(self) -> Decimal:
+        return to_decimal(self.variance)
+
+    @property
+    def hit_frequency_decimal(self) -> Decimal:
+        return to_decimal(self.hit_frequency)
+
     def probability_decimals(self) -> dict[HandRank, Decimal]:
         return {rank: to_decimal(p) for rank, p in self.probabilities.items()}
 
