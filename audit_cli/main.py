@@ -152,9 +152,6 @@ def cmd_round(args: argparse.Namespace, out: Console) -> int:
                 "reversed_win",
             )
         }
-        lines = view.get("lines")
-        if lines:
-            details["lines"] = [f"{_glyphs(ln['cards'])} {ln['rank']} {ln['win']}" for ln in lines]
         table.add_row(
             str(s["version"]),
             str(s.get("time", "")),
@@ -163,6 +160,7 @@ def cmd_round(args: argparse.Namespace, out: Console) -> int:
             json.dumps(details, default=str),
         )
     out.print(table)
+    _print_video_poker(report.steps, out)
     if report.ok:
         out.print(
             "[green]OK[/green]: every card and payout re-derives from the revealed seed."
@@ -173,6 +171,44 @@ def cmd_round(args: argparse.Namespace, out: Console) -> int:
     for p in report.problems:
         out.print(f"[red]MISMATCH[/red] {p}")
     return EXIT_FINDINGS
+
+
+def _print_video_poker(steps: list[dict[str, Any]], out: Console) -> None:
+    final = (steps[-1].get("view") or {}) if steps else {}
+    if final.get("lines"):
+        lines = Table(title="lines (each drew from its own deck)")
+        for col in ("line", "cards", "hand", "win"):
+            lines.add_column(col)
+        for i, ln in enumerate(final["lines"], start=1):
+            lines.add_row(str(i), _glyphs(ln["cards"]), ln["rank"], str(ln["win"]))
+        out.print(lines)
+    if final.get("double_up"):
+        table = Table(title="double-up (each step is its own bet)")
+        for col in (
+            "step",
+            "bet type",
+            "staked",
+            "banked",
+            "dealer",
+            "face down",
+            "pick",
+            "result",
+            "amount after",
+        ):
+            table.add_column(col)
+        for st in final["double_up"]:
+            table.add_row(
+                str(st["n"] + 1),
+                st["bet_type"],
+                str(st["staked"]),
+                str(st["banked"]),
+                _glyphs([st["dealer_card"]]),
+                _glyphs(st["cards"]),
+                "" if st["index"] is None else str(st["index"] + 1),
+                str(st["result"] or "pending"),
+                "" if st["amount_after"] is None else str(st["amount_after"]),
+            )
+        out.print(table)
 
 
 def cmd_history(args: argparse.Namespace, out: Console) -> int:

@@ -33,6 +33,7 @@ from ledger.money import check_amount, check_currency
 from ledger.play import GameAdapter, RoundCommands
 from ledger.red_dog import RedDogAdapter, RedDogCommands
 from ledger.requests import Request, body_digest, check_request_id, request_aggregate_id
+from ledger.rounds import new_seed
 from ledger.settings import APP_NAME, Settings
 from ledger.store import SigningEventStore, VerifyingMapper
 from ledger.video_poker import VideoPokerAdapter, VideoPokerCommands
@@ -48,8 +49,16 @@ class Casino(RedDogCommands, VideoPokerCommands, RoundCommands, Application[UUID
 
     name = APP_NAME
 
-    def __init__(self, settings: Settings | None = None, keyring: Keyring | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        keyring: Keyring | None = None,
+        seed_source: Callable[[], bytes] = new_seed,
+    ) -> None:
+        """``seed_source`` gives each round its 256-bit seed: the OS CSPRNG in production;
+        the certification simulation passes a deterministic one derived from a master seed."""
         self.settings = settings or Settings()
+        self.seed_source = seed_source
         self.keyring = keyring or self.settings.keyring()
         super().__init__(env=self.settings.eventsourcing_env())
         self._seal_lock = threading.Lock()

@@ -18,7 +18,6 @@ from ledger.rounds import (
     Round,
     commitment,
     new_game_code,
-    new_seed,
     round_id_for,
     seal_seed,
     unseal_seed,
@@ -116,7 +115,7 @@ class RoundCommands:
             session.check_idle()
             stake = adapter.stake_of(params)  # validates the bet against the rules
             session.check_debit(stake)
-            seed = new_seed()
+            seed = self.seed_source()
             state = adapter.start(params, seed)
             now = datetime.now(UTC)
             prefix = getattr(adapter, "prefix", lambda _: adapter.code_prefix)(params)
