@@ -20,7 +20,7 @@ audit and may be hostile.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -88,20 +88,7 @@ def inclusion_proof(leaf_hashes: Sequence[bytes], index: int, size: int) -> list
     if not 0 <= index < size:
         raise MerkleError(f"leaf index {index} outside 0..{size - 1}")
     _check_leaf_hashes(leaf_hashes[:size])
-    # PATH(m, D[lo:hi]) recurses into one half and appends the other half's MTH; walking
-    # down from the root collects those siblings top-first, so reverse at the end.
-    path: list[bytes] = []
-    lo, hi = 0, size
-    while hi - lo > 1:
-        k = _split(hi - lo)
-        if index < lo + k:
-            path.append(_mth(leaf_hashes[lo + k : hi]))
-            hi = lo + k
-        else:
-            path.append(_mth(leaf_hashes[lo : lo + k]))
-            lo += k
-    path.reverse()
-    return path
+    return _inclusion_path(lambda lo, hi: _mth(leaf_hashes[lo:hi]), index, size)
 
 
 def verify_inclusion(
@@ -143,27 +130,7 @@ def consistency_proof(leaf_hashes: Sequence[bytes], old_size: int, new_size: int
     if not 0 <= old_size <= new_size:
         raise MerkleError(f"old tree size {old_size} outside 0..{new_size}")
     _check_leaf_hashes(leaf_hashes[:new_size])
-    proof: list[bytes] = []
-    if old_size in (0, new_size):
-        return proof
-    # SUBPROOF(m, D[lo:hi], b), unrolled: each step descends into one half and records
-    # the other half's MTH; b turns false once the old tree's root is no longer a node
-    # of the current subtree, so the final subtree's own hash must then be recorded.
-    m, lo, hi, old_root_is_here = old_size, 0, new_size, True
-    while m != hi - lo:
-        k = _split(hi - lo)
-        if m <= k:
-            proof.append(_mth(leaf_hashes[lo + k : hi]))
-            hi = lo + k
-        else:
-            proof.append(_mth(leaf_hashes[lo : lo + k]))
-            lo += k
-            m -= k
-            old_root_is_here = False
-    if not old_root_is_here:
-        proof.append(_mth(leaf_hashes[lo:hi]))
-    proof.reverse()
-    return proof
+    return _consistency_path(lambda lo, hi: _mth(leaf_hashes[lo:hi]), old_size, new_size)
 
 
 def verify_consistency(
@@ -292,6 +259,107 @@ class IncrementalTree:
 
 # The same structure under the name transparency-dev/merkle gives it: a range [0, size).
 CompactRange = IncrementalTree
+
+
+RangeHash = Callable[[int, int], bytes]
+
+
+def _inclusion_path(mth: RangeHash, index: int, size: int) -> list[bytes]:
+    # PATH(m, D[lo:hi]) recurses into one half and appends the other half's MTH; walking
+    # down from the root collects those siblings top-first, so reverse at the end.
+    path: list[bytes] = []
+    lo, hi = 0, size
+    while hi - lo > 1:
+        k = _split(hi - lo)
+        if index < lo + k:
+            path.append(mth(lo + k, hi))
+            hi = lo + k
+        else:
+            path.append(mth(lo, lo + k))
+            lo += k
+    path.reverse()
+    return path
+
+
+def _consistency_path(mth: RangeHash, old_size: int, new_size: int) -> list[bytes]:
+    proof: list[bytes] = []
+    if old_size in (0, new_size):
+        return proof
+    # SUBPROOF(m, D[lo:hi], b), unrolled: each step descends into one half and records
+    # the other half's MTH; b turns false once the old tree's root is no longer a node
+    # of the current subtree, so the final subtree's own hash must then be recorded.
+    m, lo, hi, old_root_is_here = old_size, 0, new_size, True
+    while m != hi - lo:
+        k = _split(hi - lo)
+        if m <= k:
+            proof.append(mth(lo + k, hi))
+            hi = lo + k
+        else:
+            proof.append(mth(lo, lo + k))
+            lo += k
+            m -= k
+            old_root_is_here = False
+    if not old_root_is_here:
+        proof.append(mth(lo, hi))
+    proof.reverse()
+    return proof
+
+
+class LeafTable:
+    """All perfect-subtree hashes of a log, so any MTH the RFC algorithms ask for costs
+    O(log n): the auditor checks many checkpoints and proofs over one pass of hashing.
+
+    >>> leaves = [leaf_hash(bytes([i])) for i in range(7)]
+    >>> t = LeafTable(leaves)
+    >>> t.root(5) == root(leaves[:5]), t.consistency_proof(3, 7) == consistency_proof(leaves, 3, 7)
+    (True, True)
+    """
+
+    def __init__(self, leaf_hashes: Sequence[bytes]) -> None:
+        _check_leaf_hashes(leaf_hashes)
+        self.levels: list[list[bytes]] = [list(leaf_hashes)]
+        while len(self.levels[-1]) > 1:
+            below = self.levels[-1]
+            self.levels.append(
+                [node_hash(below[i], below[i + 1]) for i in range(0, len(below) - 1, 2)]
+            )
+
+    @property
+    def size(self) -> int:
+        return len(self.levels[0])
+
+    def range_hash(self, lo: int, hi: int) -> bytes:
+        """MTH(D[lo:hi]); O(log n) when ``lo`` is aligned as in every RFC 9162 recursion."""
+        if hi <= lo:
+            return EMPTY_ROOT
+        pieces: list[bytes] = []
+        start, n = lo, hi - lo
+        while n:
+            level = n.bit_length() - 1
+            width = 1 << level
+            if start % width:
+                return _mth(self.levels[0][lo:hi])  # unaligned: hash the leaves
+            pieces.append(self.levels[level][start >> level])
+            start, n = start + width, n - width
+        r = pieces[-1]
+        for left in reversed(pieces[:-1]):
+            r = node_hash(left, r)
+        return r
+
+    def root(self, size: int) -> bytes:
+        if not 0 <= size <= self.size:
+            raise MerkleError(f"tree size {size} outside 0..{self.size}")
+        return self.range_hash(0, size)
+
+    def inclusion_proof(self, index: int, size: int) -> list[bytes]:
+        if not 0 < size <= self.size or not 0 <= index < size:
+            raise MerkleError(f"leaf {index} of a {size}-leaf tree is outside 0..{self.size}")
+        return _inclusion_path(self.range_hash, index, size)
+
+    def consistency_proof(self, old_size: int, new_size: int) -> list[bytes]:
+        if not 0 <= old_size <= new_size <= self.size:
+            raise MerkleError(f"sizes {old_size} <= {new_size} <= {self.size} do not hold")
+        return _consistency_path(self.range_hash, old_size, new_size)
 
 
 def _split(n: int) -> int:
