@@ -90,15 +90,15 @@ _FIELDS = (
 )
 
 
-def _check_row(row: Row) -> tuple[str, bytes, bytes, dict[str, Any] | None]:
-    """(status, event hash, prev hash, extracted fields) for one row."""
+def _check_row(row: Row) -> tuple[str, bytes, bytes, bytes, dict[str, Any] | None]:
+    """(status, event hash, prev hash, Merkle leaf hash, extracted fields) for one row."""
     try:
         env = envelope.decode(row.state)
         msg = envelope.signing_message(
             row.originator_id, row.version, row.topic, env.payload, env.prev_hash, env.kid
         )
     except (envelope.EnvelopeError, ValueError, UnicodeError):
-        return "envelope", b"", b"", None
+        return "envelope", b"", b"", merkle.leaf_hash(row.state), None
     h = envelope.event_hash(msg, env.signature)
     key = _KEYS.get(env.kid)
     if key is None:
@@ -120,10 +120,12 @@ def _check_row(row: Row) -> tuple[str, bytes, bytes, dict[str, Any] | None]:
             extract = {k: doc[k] for k in _FIELDS if k in doc}
         except (ValueError, TypeError):
             extract = {"unparseable": True}
-    return status, h, env.prev_hash, extract
+    return status, h, env.prev_hash, merkle.leaf_hash(h), extract
 
 
-def _check_chunk(rows: list[Row]) -> list[tuple[str, bytes, bytes, dict[str, Any] | None]]:
+def _check_chunk(
+    rows: list[Row],
+) -> list[tuple[str, bytes, bytes, bytes, dict[str, Any] | None]]:
     return [_check_row(r) for r in rows]
 
 
@@ -202,12 +204,14 @@ class _Checker:
         )
 
     def feed(
-        self, rows: list[Row], results: list[tuple[str, bytes, bytes, dict[str, Any] | None]]
+        self,
+        rows: list[Row],
+        results: list[tuple[str, bytes, bytes, bytes, dict[str, Any] | None]],
     ) -> None:
-        for row, (status, h, prev, extract) in zip(rows, results, strict=True):
+        for row, (status, h, prev, leaf, extract) in zip(rows, results, strict=True):
             self.report.events += 1
             position = len(self.leaves)
-            self.leaves.append(merkle.leaf_hash(h) if h else merkle.leaf_hash(row.state))
+            self.leaves.append(leaf)
             where = f"row {row.notification_id} ({row.originator_id} v{row.version}, {row.topic})"
             if status == "envelope":
                 self.find("envelope", f"{where}: state is not a signed envelope", row)
@@ -303,12 +307,8 @@ class _Checker:
         wanted = {int(x.get("tree_size", -1)) for _, _, x in self.checkpoints}
         if self.anchor is not None:
             wanted.add(int(self.anchor["tree_size"]))
-        roots: dict[int, bytes] = {0: merkle.EMPTY_ROOT}
-        tree = merkle.IncrementalTree()
-        for i, leaf in enumerate(self.leaves, start=1):
-            tree = tree.append(leaf)
-            if i in wanted:
-                roots[i] = tree.root()
+        table = merkle.LeafTable(self.leaves)
+        roots = {size: table.root(size) for size in wanted if 0 <= size <= table.size}
         if self.anchor is not None:
             size = int(self.anchor["tree_size"])
             if roots.get(size) != bytes.fromhex(self.anchor["root_hash"]):
@@ -364,7 +364,7 @@ class _Checker:
                 )
                 continue
             if previous is not None and previous[0] < size:
-                proof = merkle.consistency_proof(self.leaves[:size], previous[0], size)
+                proof = table.consistency_proof(previous[0], size)
                 if not merkle.verify_consistency(previous[0], size, previous[1], root, proof):
                     self.find(
                         "checkpoint-consistency",
