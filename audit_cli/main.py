@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
-from audit_cli.rows import SourceError, count_rows, read_rows
-from audit_cli.verify import verify
+from audit_cli.rows import SourceError, count_rows
+from audit_cli.verify import verify_db
 from ledger.keys import KeyringError, load_public_keys
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -50,8 +50,8 @@ def cmd_verify(args: argparse.Namespace, out: Console) -> int:
     ) as bar:
         task = bar.add_task("verifying events", total=total)
         anchor = json.loads(Path(args.anchor).read_text()) if args.anchor else None
-        report = verify(
-            read_rows(args.db),
+        report = verify_db(
+            args.db,
             keys,
             jobs=args.jobs,
             progress=lambda n: bar.advance(task, n),

@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlparse, urlunparse
 from uuid import UUID
 
@@ -98,3 +99,56 @@ def read_rows(db: str) -> Iterator[Row]:
         raise SourceError(f"cannot read {path}: {e}") from e
     finally:
         lite.close()
+
+
+def id_bounds(db: str) -> tuple[int, int]:
+    """Smallest and largest notification id (0, -1 for an empty log)."""
+    if _is_pg(db):
+        import psycopg
+
+        url, schema = _pg(db)
+        with psycopg.connect(url) as conn:
+            row = conn.execute(
+                f"SELECT min(notification_id), max(notification_id) FROM {schema}.{PG_TABLE}"
+            ).fetchone()
+    else:
+        with sqlite3.connect(f"file:{_sqlite_path(db)}?mode=ro", uri=True) as lite:
+            row = lite.execute(f"SELECT min(rowid), max(rowid) FROM {SQLITE_TABLE}").fetchone()
+    if row is None or row[0] is None:
+        return 0, -1
+    return int(row[0]), int(row[1])
+
+
+_CONNECTIONS: dict[str, Any] = {}
+
+
+def read_range(db: str, lo: int, hi: int) -> list[Row]:
+    """Rows with notification id in [lo, hi], in order; one cached connection per process."""
+    conn = _CONNECTIONS.get(db)
+    if _is_pg(db):
+        import psycopg
+
+        url, schema = _pg(db)
+        if conn is None:
+            conn = _CONNECTIONS[db] = psycopg.connect(url, autocommit=True)
+        cur = conn.execute(
+            "SELECT notification_id, originator_id::text, originator_version, topic, state "
+            f"FROM {schema}.{PG_TABLE} WHERE notification_id BETWEEN %s AND %s "
+            "ORDER BY notification_id",
+            (lo, hi),
+        )
+        return [Row(n, str(UUID(o)), v, t, bytes(s)) for n, o, v, t, s in cur]
+    if conn is None:
+        conn = _CONNECTIONS[db] = sqlite3.connect(f"file:{_sqlite_path(db)}?mode=ro", uri=True)
+    out = []
+    for n, o, v, t, s in conn.execute(
+        "SELECT rowid, originator_id, originator_version, topic, state "
+        f"FROM {SQLITE_TABLE} WHERE rowid BETWEEN ? AND ? ORDER BY rowid",
+        (lo, hi),
+    ):
+        try:
+            oid = str(UUID(o))
+        except ValueError:
+            oid = str(o)
+        out.append(Row(n, oid, v, t, bytes(s)))
+    return out

@@ -21,7 +21,7 @@ from uuid import UUID
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit_cli.rows import Row
+from audit_cli.rows import Row, id_bounds, read_range, read_rows
 from ledger import envelope, merkle
 
 CHECKPOINT_TOPIC = "croupier/checkpoint/sealed@1"
@@ -94,8 +94,9 @@ def _check_row(row: Row) -> tuple[str, bytes, bytes, bytes, dict[str, Any] | Non
     """(status, event hash, prev hash, Merkle leaf hash, extracted fields) for one row."""
     try:
         env = envelope.decode(row.state)
+        oid = bytes.fromhex(row.originator_id.replace("-", ""))
         msg = envelope.signing_message(
-            row.originator_id, row.version, row.topic, env.payload, env.prev_hash, env.kid
+            oid, row.version, row.topic, env.payload, env.prev_hash, env.kid
         )
     except (envelope.EnvelopeError, ValueError, UnicodeError):
         return "envelope", b"", b"", merkle.leaf_hash(row.state), None
@@ -127,6 +128,47 @@ def _check_chunk(
     rows: list[Row],
 ) -> list[tuple[str, bytes, bytes, bytes, dict[str, Any] | None]]:
     return [_check_row(r) for r in rows]
+
+
+def _check_range(
+    db: str, lo: int, hi: int
+) -> tuple[list[Row], list[tuple[str, bytes, bytes, bytes, dict[str, Any] | None]]]:
+    """Worker side of ``verify_db``: read a range of rows and check them; the rows go back
+    without their state, so the parent never handles the bulk of the log."""
+    rows = read_range(db, lo, hi)
+    results = _check_chunk(rows)
+    return [Row(r.notification_id, r.originator_id, r.version, r.topic, b"") for r in rows], results
+
+
+def verify_db(
+    db: str,
+    public_keys: dict[str, Ed25519PublicKey],
+    *,
+    jobs: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    anchor: dict[str, Any] | None = None,
+) -> Report:
+    """Like :func:`verify`, but the worker processes read the rows themselves."""
+    jobs = jobs or os.cpu_count() or 1
+    if jobs <= 1:
+        return verify(read_rows(db), public_keys, jobs=1, progress=progress, anchor=anchor)
+    raw = {kid: k.public_bytes_raw() for kid, k in public_keys.items()}
+    lo, hi = id_bounds(db)
+    checker = _Checker(public_keys, anchor)
+    ranges = [(a, min(a + CHUNK - 1, hi)) for a in range(lo, hi + 1, CHUNK)]
+    ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    with ctx.Pool(jobs, initializer=_init, initargs=(raw,)) as pool:
+        for rows, results in pool.imap(_range_job, [(db, a, b) for a, b in ranges], chunksize=1):
+            checker.feed(rows, results)
+            if progress:
+                progress(len(rows))
+    return checker.finish()
+
+
+def _range_job(
+    args: tuple[str, int, int],
+) -> tuple[list[Row], list[tuple[str, bytes, bytes, bytes, dict[str, Any] | None]]]:
+    return _check_range(*args)
 
 
 def _chunks(rows: Iterable[Row], size: int) -> Iterator[list[Row]]:

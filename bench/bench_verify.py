@@ -22,15 +22,17 @@ import uuid
 from pathlib import Path
 
 from audit_cli.rows import read_rows
-from audit_cli.verify import verify
+from audit_cli.verify import verify, verify_db
 from ledger import envelope, merkle
 from ledger.keys import Keyring
 
 
 def build(path: Path, ring: Keyring, n: int) -> None:
     conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE stored_events (originator_id TEXT, originator_version INTEGER, "
-                 "topic TEXT, state BLOB, PRIMARY KEY (originator_id, originator_version))")
+    conn.execute(
+        "CREATE TABLE stored_events (originator_id TEXT, originator_version INTEGER, "
+        "topic TEXT, state BLOB, PRIMARY KEY (originator_id, originator_version))"
+    )
     accounts = [uuid.uuid4() for _ in range(max(1, n // 20))]
     heads: dict[uuid.UUID, tuple[int, bytes, int]] = {}
     tree = merkle.IncrementalTree()
@@ -40,23 +42,45 @@ def build(path: Path, ring: Keyring, n: int) -> None:
         oid = accounts[i % len(accounts)]
         version, prev, balance = heads.get(oid, (0, envelope.GENESIS, 0))
         balance += 100
-        payload = json.dumps({"amount": 100, "balance": balance, "movement": {
-            "source": "bank:EUR", "destination": f"account:{oid}", "amount": 100,
-            "currency": "EUR"}, "timestamp": {"_type_": "datetime_iso", "_data_": "2026-11-29"}}
+        payload = json.dumps(
+            {
+                "amount": 100,
+                "balance": balance,
+                "movement": {
+                    "source": "bank:EUR",
+                    "destination": f"account:{oid}",
+                    "amount": 100,
+                    "currency": "EUR",
+                },
+                "timestamp": {"_type_": "datetime_iso", "_data_": "2026-11-29"},
+            }
         ).encode()
-        state, h = envelope.seal(ring.signing_key, ring.signing_kid, oid, version + 1, topic,
-                                 payload, prev)
+        state, h = envelope.seal(
+            ring.signing_key, ring.signing_kid, oid, version + 1, topic, payload, prev
+        )
         heads[oid] = (version + 1, h, balance)
         tree = tree.append(merkle.leaf_hash(h))
         rows.append((oid.hex, version + 1, topic, state))
     ts, root = 1_795_000_000_000, tree.root()
     sig = ring.signing_key.sign(envelope.tree_head_message(tree.size, root, ts, ring.signing_kid))
-    cp = {"seq": 1, "tree_size": tree.size, "root_hash": root.hex(), "timestamp_ms": ts,
-          "kid": ring.signing_kid, "signature": sig.hex()}
+    cp = {
+        "seq": 1,
+        "tree_size": tree.size,
+        "root_hash": root.hex(),
+        "timestamp_ms": ts,
+        "kid": ring.signing_kid,
+        "signature": sig.hex(),
+    }
     cid = uuid.uuid4()
-    state, _ = envelope.seal(ring.signing_key, ring.signing_kid, cid, 1,
-                             "croupier/checkpoint/sealed@1", json.dumps(cp).encode(),
-                             envelope.GENESIS)
+    state, _ = envelope.seal(
+        ring.signing_key,
+        ring.signing_kid,
+        cid,
+        1,
+        "croupier/checkpoint/sealed@1",
+        json.dumps(cp).encode(),
+        envelope.GENESIS,
+    )
     rows.append((cid.hex, 1, "croupier/checkpoint/sealed@1", state))
     conn.executemany("INSERT INTO stored_events VALUES (?, ?, ?, ?)", rows)
     conn.commit()
@@ -88,12 +112,18 @@ def main() -> None:
         print(f"raw Ed25519 verify, 1 core: {raw:,.0f} /s; x {cores} cores = {raw * cores:,.0f} /s")
         for jobs in (1, cores):
             t0 = time.perf_counter()
-            report = verify(read_rows(str(path)), ring.public_keys, jobs=jobs)
+            report = (
+                verify(read_rows(str(path)), ring.public_keys, jobs=1)
+                if jobs == 1
+                else verify_db(str(path), ring.public_keys, jobs=jobs)
+            )
             dt = time.perf_counter() - t0
             assert report.ok, report.findings[:3]
             rate = report.events / dt
-            print(f"verify jobs={jobs}: {report.events} events in {dt:.2f} s = {rate:,.0f} events/s;"
-                  f" ratio to raw x {jobs} = {rate / (raw * jobs):.2f}")
+            print(
+                f"verify jobs={jobs}: {report.events} events in {dt:.2f} s = {rate:,.0f} events/s;"
+                f" ratio to raw x {jobs} = {rate / (raw * jobs):.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -56,12 +56,21 @@ class Envelope:
     payload: bytes
 
 
-def _uuid_bytes(originator_id: UUID | str) -> bytes:
-    return (originator_id if isinstance(originator_id, UUID) else UUID(originator_id)).bytes
+def _uuid_bytes(originator_id: UUID | str | bytes) -> bytes:
+    if isinstance(originator_id, bytes) and len(originator_id) == 16:
+        return originator_id
+    if isinstance(originator_id, UUID):
+        return originator_id.bytes
+    return UUID(str(originator_id)).bytes
 
 
 def signing_message(
-    originator_id: UUID | str, version: int, topic: str, payload: bytes, prev_hash: bytes, kid: str
+    originator_id: UUID | str | bytes,
+    version: int,
+    topic: str,
+    payload: bytes,
+    prev_hash: bytes,
+    kid: str,
 ) -> bytes:
     t = topic.encode()
     k = kid.encode("ascii")

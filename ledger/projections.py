@@ -43,6 +43,7 @@ class History:
                 "code": e.code,
                 "game": e.game,
                 "variant": e.variant,
+                "date": e.started_at,
                 "started_at": e.started_at,
                 "player_id": e.player_id,
                 "session_id": e.session_id,
