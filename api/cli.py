@@ -59,6 +59,34 @@ def cmd_rotate_keys(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run the HTTP API with uvicorn on the configured store until interrupted."""
+    import uvicorn
+
+    from api.app import create_app
+    from api.auth import load_credentials
+
+    settings = Settings()
+    try:
+        credentials = load_credentials(settings)
+    except (OSError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    store = "PostgreSQL" if settings.uses_postgres else f"SQLite in {settings.data_dir}"
+    print(f"croupier serve: {store}, http://{args.host}:{args.port} (docs at /docs)")
+    print(f"operator and auditor tokens: {credentials.tokens_from}")
+    print(f"session-token secret: {credentials.secret_from}")
+    app = create_app(settings=settings, credentials=credentials)
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        access_log=not args.no_access_log,
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="croupier", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -69,6 +97,12 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("rotate-keys", help="new signing key; old public keys kept").set_defaults(
         func=cmd_rotate_keys
     )
+    sv = sub.add_parser("serve", help="run the HTTP API (FastAPI + uvicorn)")
+    sv.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    sv.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    sv.add_argument("--log-level", default="info", help="uvicorn log level (default info)")
+    sv.add_argument("--no-access-log", action="store_true", help="no line per request")
+    sv.set_defaults(func=cmd_serve)
     args = p.parse_args(argv)
     try:
         code: int = args.func(args)

@@ -36,6 +36,13 @@ class Settings(BaseSettings):
     checkpoint_every: int = 1000
     checkpoint_interval_seconds: float = 5.0
     aggregate_cache_size: int = 10_000
+    # HTTP API (``croupier serve``). Bearer tokens of the operator's backend and of the
+    # auditors; when unset, generated on first run into DATA_DIR/api-tokens.json (0600).
+    operator_token: SecretStr | None = None
+    auditor_token: SecretStr | None = None
+    # Key of the stateless session tokens (HMAC-SHA256); when unset, 32 random bytes in
+    # KEYS_DIR/api-secret.key (0600), generated on first run.
+    api_secret: SecretStr | None = None
 
     @property
     def key_directory(self) -> Path:

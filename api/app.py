@@ -1,0 +1,93 @@
+"""Composition root of the HTTP API: ``create_app`` wires settings, credentials, the ledger
+application and the routes. Nothing connects at import time.
+
+Given a :class:`~ledger.casino.Casino`, the app uses it and leaves its lifecycle to the
+caller (tests, benchmarks). Without one, the app opens its own on start-up from the
+settings, runs the checkpoint timer, and closes it (writing a final checkpoint) on
+shutdown: that is what ``croupier serve`` runs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from anyio import to_thread
+from fastapi import FastAPI
+from pydantic import BaseModel
+
+from api import auditor, errors, game, operator
+from api.auth import Credentials, load_credentials
+from api.catalogue import catalogue
+from ledger.casino import Casino
+from ledger.settings import Settings
+
+DESCRIPTION = """\
+The game provider's API of croupier, an event-sourced, certified remote game server.
+
+* **Operator** (operator token): accounts, funding, game sessions (the response carries
+  the session token for the game client), voids, rounds by game code, account history.
+* **Game** (the session token): Red Dog and Jacks or Better, the current round (to resume
+  after a reconnect), the last 10 games.
+* **Auditor** (auditor token, read-only): checkpoints, inclusion and consistency proofs,
+  the raw event log as JSON lines, the public keys.
+
+Every mutating request needs an `Idempotency-Key` header: repeating it returns the
+original response and moves nothing; the same key with a different request is a 409.
+Money is always an integer of minor units. Errors are `{"code", "message", ...ids}`.
+"""
+
+
+class Health(BaseModel):
+    status: str
+
+
+def create_app(
+    casino: Casino | None = None,
+    settings: Settings | None = None,
+    *,
+    credentials: Credentials | None = None,
+) -> FastAPI:
+    settings = settings or (casino.settings if casino is not None else Settings())
+    creds = credentials or load_credentials(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        owned: Casino | None = None
+        if app.state.casino is None:
+            owned = await to_thread.run_sync(Casino, settings)
+            owned.sealer.start(settings.checkpoint_interval_seconds)
+            app.state.casino = owned
+            # The video poker full cycle takes about a second: compute it before a client asks.
+            threading.Thread(target=catalogue, name="croupier-catalogue", daemon=True).start()
+        try:
+            yield
+        finally:
+            if owned is not None:
+                await to_thread.run_sync(owned.close)
+                app.state.casino = None
+
+    app = FastAPI(
+        title="croupier",
+        version="1",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        openapi_url="/openapi.json",
+        docs_url="/docs",
+        redoc_url=None,
+    )
+    app.state.casino = casino
+    app.state.credentials = creds
+    app.state.settings = settings
+    errors.install(app)
+    app.include_router(operator.router)
+    app.include_router(game.router)
+    app.include_router(auditor.router)
+
+    @app.get("/health", response_model=Health, tags=["health"])
+    async def health() -> Health:
+        """Liveness (no credential)."""
+        return Health(status="ok")
+
+    return app

@@ -1,0 +1,251 @@
+"""Who is calling: the operator's backend, an auditor, or the game client of one session.
+
+Three bearer credentials, no state in the database:
+
+- the operator token and the auditor token are fixed secrets (``CROUPIER_OPERATOR_TOKEN``,
+  ``CROUPIER_AUDITOR_TOKEN``; generated on first run into ``DATA_DIR/api-tokens.json``,
+  mode 0600, when unset);
+- a session token is ``"{session_id}.{mac}"`` with ``mac`` the unpadded base64url
+  HMAC-SHA256 of the session id under the server's API secret (``CROUPIER_API_SECRET``, or
+  32 random bytes in ``KEYS_DIR/api-secret.key``, mode 0600, generated on first run). The
+  operator receives it when it opens the session and hands it to the game client; it
+  grants the game actions of that one session and nothing else. Changing the secret
+  invalidates every issued session token.
+
+Every comparison is constant-time (``hmac.compare_digest``).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+from uuid import UUID
+
+from fastapi import Depends, Request
+from fastapi import Path as PathParam
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from api.common import canonical_session_id
+from api.errors import ApiError
+from api.schemas import SESSION_ID_PATTERN
+from ledger.settings import Settings
+
+TOKENS_FILE = "api-tokens.json"
+SECRET_FILE = "api-secret.key"
+_MAC_LABEL = b"croupier/session-token/v1\x00"
+MIN_SECRET_BYTES = 32
+
+
+class Role(StrEnum):
+    OPERATOR = "operator"
+    AUDITOR = "auditor"
+    SESSION = "session"
+
+
+@dataclass(frozen=True)
+class Caller:
+    role: Role
+    session_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """The server's secrets and where they came from (for the start-up message)."""
+
+    operator_token: str
+    auditor_token: str
+    secret: bytes
+    tokens_from: str
+    secret_from: str
+
+    def session_token(self, session_id: str) -> str:
+        return f"{session_id}.{self._mac(session_id)}"
+
+    def _mac(self, session_id: str) -> str:
+        digest = hmac.new(self.secret, _MAC_LABEL + session_id.encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+    def identify(self, token: str) -> Caller | None:
+        """The caller a bearer token stands for, or None for an unknown token."""
+        raw = token.encode()
+        if hmac.compare_digest(raw, self.operator_token.encode()):
+            return Caller(Role.OPERATOR)
+        if hmac.compare_digest(raw, self.auditor_token.encode()):
+            return Caller(Role.AUDITOR)
+        session_id, _, mac = token.rpartition(".")
+        try:
+            canonical = str(UUID(session_id))
+        except ValueError:
+            return None
+        # Only the canonical spelling is valid, so one session has exactly one token.
+        if canonical != session_id:
+            return None
+        if hmac.compare_digest(mac.encode(), self._mac(session_id).encode()):
+            return Caller(Role.SESSION, session_id)
+        return None
+
+
+def load_credentials(settings: Settings) -> Credentials:
+    """Tokens and secret from the settings, else from (or newly into) the data directory."""
+    tokens_from = "environment"
+    operator = settings.operator_token.get_secret_value() if settings.operator_token else None
+    auditor = settings.auditor_token.get_secret_value() if settings.auditor_token else None
+    if not operator or not auditor:
+        path = settings.data_dir / TOKENS_FILE
+        stored = _read_or_create_json(
+            path,
+            lambda: {
+                "operator": secrets.token_urlsafe(32),
+                "auditor": secrets.token_urlsafe(32),
+            },
+        )
+        operator = operator or stored["operator"]
+        auditor = auditor or stored["auditor"]
+        tokens_from = str(path)
+    if hmac.compare_digest(operator.encode(), auditor.encode()):
+        raise ValueError("the operator and auditor tokens must differ")
+    if settings.api_secret:
+        secret = settings.api_secret.get_secret_value().encode()
+        if len(secret) < MIN_SECRET_BYTES:
+            raise ValueError(f"CROUPIER_API_SECRET must be at least {MIN_SECRET_BYTES} characters")
+        secret_from = "environment"
+    else:
+        path = settings.key_directory / SECRET_FILE
+        secret = _read_or_create_bytes(path, lambda: secrets.token_bytes(32))
+        secret_from = str(path)
+    return Credentials(operator, auditor, secret, tokens_from, secret_from)
+
+
+def _create_exclusive(path: Path, data: bytes) -> bool:
+    """Write a new 0600 file; False if another process created it first."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    return True
+
+
+def _read_or_create_json(path: Path, make: object) -> dict[str, str]:
+    if not path.exists():
+        assert callable(make)
+        _create_exclusive(path, json.dumps(make(), indent=2).encode())
+    doc = json.loads(path.read_text())
+    if not isinstance(doc, dict) or not doc.get("operator") or not doc.get("auditor"):
+        raise ValueError(f"{path} must hold non-empty 'operator' and 'auditor' tokens")
+    return {"operator": str(doc["operator"]), "auditor": str(doc["auditor"])}
+
+
+def _read_or_create_bytes(path: Path, make: object) -> bytes:
+    if not path.exists():
+        assert callable(make)
+        _create_exclusive(path, make())
+    data = path.read_bytes()
+    if len(data) < MIN_SECRET_BYTES:
+        raise ValueError(f"{path} must hold at least {MIN_SECRET_BYTES} bytes")
+    return data
+
+
+# -- FastAPI dependencies ------------------------------------------------------------------
+
+# One scheme per audience, so the OpenAPI document says which credential each route takes.
+_operator_scheme = HTTPBearer(
+    scheme_name="operator", description="the operator's token", auto_error=False
+)
+_auditor_scheme = HTTPBearer(
+    scheme_name="auditor", description="the auditors' read-only token", auto_error=False
+)
+_session_scheme = HTTPBearer(
+    scheme_name="session",
+    description="the session token returned when the operator opened the session",
+    auto_error=False,
+)
+
+Bearer = HTTPAuthorizationCredentials | None
+
+
+def _caller(request: Request, bearer: Bearer) -> Caller:
+    if bearer is None:
+        raise ApiError(401, "unauthenticated", "a bearer token is required")
+    credentials: Credentials = request.app.state.credentials
+    caller = credentials.identify(bearer.credentials)
+    if caller is None:
+        raise ApiError(401, "unauthenticated", "unknown or invalid bearer token")
+    return caller
+
+
+def _forbidden(caller: Caller, needed: str) -> ApiError:
+    return ApiError(403, "forbidden", f"the {caller.role} credential cannot {needed}")
+
+
+SessionIdPath = Annotated[
+    str, PathParam(pattern=SESSION_ID_PATTERN, description="the game session's id (a UUID)")
+]
+
+# The dependencies are ``async``: they do no I/O, so they need no worker thread.
+
+
+async def operator(
+    request: Request, bearer: Annotated[Bearer, Depends(_operator_scheme)]
+) -> Caller:
+    caller = _caller(request, bearer)
+    if caller.role is not Role.OPERATOR:
+        raise _forbidden(caller, "use operator endpoints")
+    return caller
+
+
+async def auditor(request: Request, bearer: Annotated[Bearer, Depends(_auditor_scheme)]) -> Caller:
+    caller = _caller(request, bearer)
+    if caller.role is not Role.AUDITOR:
+        raise _forbidden(caller, "use auditor endpoints")
+    return caller
+
+
+def _own_session(caller: Caller, session_id: str) -> Caller:
+    if caller.role is not Role.SESSION:
+        raise _forbidden(caller, "play a game session (use the session's token)")
+    if caller.session_id != canonical_session_id(session_id):
+        raise ApiError(403, "forbidden", "this session token belongs to another game session")
+    return caller
+
+
+async def session_player(
+    request: Request,
+    session_id: SessionIdPath,
+    bearer: Annotated[Bearer, Depends(_session_scheme)],
+) -> Caller:
+    """The game client of the session named in the path, and nobody else."""
+    return _own_session(_caller(request, bearer), session_id)
+
+
+async def session_reader(
+    request: Request,
+    session_id: SessionIdPath,
+    player: Annotated[Bearer, Depends(_session_scheme)],
+    op: Annotated[Bearer, Depends(_operator_scheme)],
+) -> Caller:
+    """The session's own game client or the operator (read-only views of one session)."""
+    caller = _caller(request, player or op)
+    if caller.role is Role.OPERATOR:
+        return Caller(Role.OPERATOR, canonical_session_id(session_id))
+    return _own_session(caller, session_id)
+
+
+async def any_caller(
+    request: Request,
+    player: Annotated[Bearer, Depends(_session_scheme)],
+    op: Annotated[Bearer, Depends(_operator_scheme)],
+    aud: Annotated[Bearer, Depends(_auditor_scheme)],
+) -> Caller:
+    """Any valid credential (public game information such as paytables)."""
+    return _caller(request, player or op or aud)

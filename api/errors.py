@@ -1,0 +1,129 @@
+"""Typed JSON errors: every failure is ``{"code", "message", ...ids}`` with its status.
+
+Ledger errors keep their code and status; game-rule errors are 422 (409 when the action
+is valid but not in this phase); request validation is 422 (400 for a missing
+``Idempotency-Key``); anything unexpected is a bare 500 with no detail. No handler ever
+returns a stack trace or echoes the request's input back.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from games.errors import ActionOutOfPhase, GameRuleError
+from ledger.errors import Contention, LedgerError, TamperDetected
+
+log = logging.getLogger("croupier.api")
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+
+# Path parameters named in error bodies, so a client can tell which id was refused.
+_PATH_IDS = ("player_id", "session_id", "game_code")
+
+_HTTP_CODES = {
+    400: "bad-request",
+    401: "unauthenticated",
+    403: "forbidden",
+    404: "not-found",
+    405: "method-not-allowed",
+    406: "not-acceptable",
+    409: "conflict",
+    413: "payload-too-large",
+    415: "unsupported-media-type",
+    422: "invalid-request",
+}
+
+
+class ApiError(Exception):
+    """An error raised by the HTTP layer itself (authentication, lookups, bad ranges)."""
+
+    def __init__(self, status: int, code: str, message: str, **ids: Any) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.ids = {k: str(v) for k, v in ids.items() if v is not None}
+
+
+def error_body(
+    request: Request, code: str, message: str, ids: dict[str, str] | None = None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {}
+    for name in _PATH_IDS:
+        if name in request.path_params:
+            body[name] = str(request.path_params[name])
+    for key, value in (ids or {}).items():
+        # The ledger names a round's game code ``code``, which would hide the error code.
+        body["game_code" if key == "code" else key] = value
+    body["code"] = code
+    body["message"] = message
+    return body
+
+
+def _json(
+    status: int, body: dict[str, Any], headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        return _json(exc.status, error_body(request, exc.code, exc.message, exc.ids), headers)
+
+    @app.exception_handler(LedgerError)
+    async def ledger_error(request: Request, exc: LedgerError) -> JSONResponse:
+        headers = {"Retry-After": "1"} if isinstance(exc, Contention) else None
+        return _json(exc.status, error_body(request, exc.code, exc.message, exc.ids), headers)
+
+    @app.exception_handler(GameRuleError)
+    async def game_rule_error(request: Request, exc: GameRuleError) -> JSONResponse:
+        status = 409 if isinstance(exc, ActionOutOfPhase) else 422
+        return _json(status, error_body(request, exc.code, exc.message))
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        raw = exc.errors()
+        errors = [
+            {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))} for e in raw
+        ]
+        if any(
+            e["loc"][:2] == ["header", IDEMPOTENCY_HEADER] and r.get("type") == "missing"
+            for e, r in zip(errors, raw, strict=True)
+        ):
+            body = error_body(
+                request,
+                "idempotency-key-required",
+                f"mutating requests need an {IDEMPOTENCY_HEADER} header",
+            )
+            return _json(400, body)
+        summary = "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" for e in errors[:5])
+        body = error_body(request, "invalid-request", summary or "invalid request")
+        body["errors"] = errors
+        return _json(422, body)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = _HTTP_CODES.get(exc.status_code, "http-error")
+        message = exc.detail if isinstance(exc.detail, str) else code
+        return _json(exc.status_code, error_body(request, code, message), exc.headers)
+
+    @app.exception_handler(TamperDetected)
+    async def tamper(request: Request, exc: TamperDetected) -> JSONResponse:
+        # The stored log failed verification on read: refuse to serve it, name no detail.
+        log.error("tamper detected on %s %s: %s", request.method, request.url.path, exc)
+        body = error_body(request, "tamper-detected", "the stored log failed verification")
+        return _json(500, body)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return _json(500, {"code": "internal-error", "message": "internal server error"})

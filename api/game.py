@@ -1,0 +1,158 @@
+"""Game endpoints (the session's token): Red Dog, Jacks or Better, current round, recall.
+
+Every action names its session in the path and must carry that session's token; the
+session id used downstream is the token's own, so no request reaches another session.
+Responses show only cards already dealt, and the seed only once the round has ended.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+
+from api import auth
+from api.catalogue import catalogue
+from api.common import ERRORS, IdempotencyKey, casino
+from api.schemas import (
+    Catalogue,
+    CurrentRound,
+    GameHistory,
+    GameSummary,
+    RedDogBet,
+    RedDogRaise,
+    RoundView,
+    SessionState,
+    VideoPokerDeal,
+    VideoPokerDraw,
+    VideoPokerPick,
+    round_view,
+)
+from ledger.casino import Casino
+from ledger.play import round_result
+
+router = APIRouter(prefix="/v1", tags=["game"], responses=ERRORS)
+
+App = Annotated[Casino, Depends(casino)]
+Player = Annotated[auth.Caller, Depends(auth.session_player)]
+Reader = Annotated[auth.Caller, Depends(auth.session_reader)]
+LAST_GAMES = 10
+
+
+def _sid(caller: auth.Caller) -> str:
+    assert caller.session_id is not None  # set by session_player / session_reader
+    return caller.session_id
+
+
+@router.get("/games", response_model=Catalogue, dependencies=[Depends(auth.any_caller)])
+def games() -> Catalogue:
+    """Games and variants with bet options, paytables and exact RTP (any credential)."""
+    return catalogue()
+
+
+@router.get("/sessions/{session_id}", response_model=SessionState)
+def session_state(caller: Reader, app: App) -> SessionState:
+    session = app.get_session(_sid(caller))
+    return SessionState(
+        session_id=str(session.id),
+        player_id=session.player_id,
+        currency=session.currency,
+        balance=session.balance,
+        status="closed" if session.closed else "open",
+        open_round=session.open_round,
+    )
+
+
+@router.get("/sessions/{session_id}/round", response_model=CurrentRound)
+def current_round(caller: Reader, app: App) -> CurrentRound:
+    """The open round, if any, as the player last saw it: resume after a reconnect."""
+    session = app.get_session(_sid(caller))
+    rnd = app.open_round(_sid(caller))
+    view = None if rnd is None else round_view(round_result(rnd, session.balance))
+    return CurrentRound(session_id=str(session.id), balance=session.balance, round=view)
+
+
+@router.get("/sessions/{session_id}/history", response_model=GameHistory)
+def last_games(caller: Reader, app: App) -> GameHistory:
+    """The last 10 games of this session, newest first."""
+    app.get_session(_sid(caller))  # 404 for an unknown session
+    games = app.history.last_games(_sid(caller), LAST_GAMES)
+    return GameHistory(games=[GameSummary.model_validate(g) for g in games])
+
+
+def _round(result: dict[str, Any]) -> RoundView:
+    return round_view(result)
+
+
+# -- Red Dog (seed 003) ----------------------------------------------------------------------
+
+
+@router.post("/sessions/{session_id}/red-dog/bet", response_model=RoundView)
+def red_dog_bet(body: RedDogBet, key: IdempotencyKey, caller: Player, app: App) -> RoundView:
+    """Stake a bet and deal two cards (a pair or consecutive cards settle at once)."""
+    return _round(app.red_dog_bet(key, _sid(caller), body.bet))
+
+
+@router.post("/sessions/{session_id}/red-dog/raise", response_model=RoundView)
+def red_dog_raise(body: RedDogRaise, key: IdempotencyKey, caller: Player, app: App) -> RoundView:
+    """Raise by up to the original bet, then the third card decides."""
+    return _round(app.red_dog_raise(key, _sid(caller), body.amount))
+
+
+@router.post("/sessions/{session_id}/red-dog/see", response_model=RoundView)
+def red_dog_see(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
+    """No raise: the third card decides."""
+    return _round(app.red_dog_see(key, _sid(caller)))
+
+
+@router.post("/sessions/{session_id}/red-dog/repeat", response_model=RoundView)
+def red_dog_repeat(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
+    """The same bet as the session's last Red Dog round, dealt at once."""
+    return _round(app.red_dog_repeat(key, _sid(caller)))
+
+
+# -- Jacks or Better (seeds 000 and 004) -----------------------------------------------------
+
+
+@router.post("/sessions/{session_id}/video-poker/deal", response_model=RoundView)
+def video_poker_deal(
+    body: VideoPokerDeal, key: IdempotencyKey, caller: Player, app: App
+) -> RoundView:
+    """Stake coin value x coins x lines and deal five cards with the proposed holds."""
+    return _round(
+        app.vp_deal(key, _sid(caller), body.variant, body.coin_value, body.coins, body.lines)
+    )
+
+
+@router.post("/sessions/{session_id}/video-poker/draw", response_model=RoundView)
+def video_poker_draw(
+    body: VideoPokerDraw, key: IdempotencyKey, caller: Player, app: App
+) -> RoundView:
+    """Hold the given positions and draw the rest (each line from its own deck)."""
+    return _round(app.vp_act(key, _sid(caller), ["draw", list(body.holds)]))
+
+
+@router.post("/sessions/{session_id}/video-poker/collect", response_model=RoundView)
+def video_poker_collect(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
+    """Take the pending win: it is credited and the round ends."""
+    return _round(app.vp_act(key, _sid(caller), ["collect"]))
+
+
+@router.post("/sessions/{session_id}/video-poker/double", response_model=RoundView)
+def video_poker_double(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
+    """Stake the whole pending win on a double-up step."""
+    return _round(app.vp_act(key, _sid(caller), ["double"]))
+
+
+@router.post("/sessions/{session_id}/video-poker/half-double", response_model=RoundView)
+def video_poker_half_double(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
+    """Stake half the pending win (rounded down) and bank the rest."""
+    return _round(app.vp_act(key, _sid(caller), ["half-double"]))
+
+
+@router.post("/sessions/{session_id}/video-poker/pick", response_model=RoundView)
+def video_poker_pick(
+    body: VideoPokerPick, key: IdempotencyKey, caller: Player, app: App
+) -> RoundView:
+    """Pick one of the four face-down cards against the dealer's card."""
+    return _round(app.vp_act(key, _sid(caller), ["pick", body.index]))

@@ -1,0 +1,379 @@
+"""The HTTP API's wire format: pydantic request and response models, nothing else.
+
+Money is always an ``int`` of minor units (strict: ``1.0``, ``"100"`` and ``true`` are
+refused). Requests forbid unknown fields, so a typo is an error rather than a default.
+Responses are built from the ledger's plain dicts (``from_*`` helpers); domain objects
+never cross this boundary.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_AMOUNT = 10**15
+"""Largest amount accepted in a request (below 2**53, so every JSON client reads it exactly)."""
+
+Amount = Annotated[
+    int, Field(strict=True, gt=0, le=MAX_AMOUNT, description="an amount in minor units (> 0)")
+]
+Money = Annotated[int, Field(description="minor units")]
+PLAYER_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,99}$"
+PlayerId = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=100,
+        pattern=PLAYER_ID_PATTERN,
+        description="the operator's player id (letters, digits, . _ : @ + -)",
+    ),
+]
+Currency = Annotated[
+    str, Field(pattern=r"^[A-Z]{3}$", description="ISO 4217 code", examples=["EUR"])
+]
+GAME_CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9-]{0,39}$"
+SESSION_ID_PATTERN = (
+    r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+)
+
+
+class Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Response(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class ErrorBody(BaseModel):
+    """Every error. ``code`` is stable wire format; ids the error concerns may follow
+    (``player_id``, ``session_id``, ``game_code``, ``request_id``, ...)."""
+
+    model_config = ConfigDict(extra="allow")
+    code: str = Field(examples=["insufficient-funds"])
+    message: str
+
+
+# -- operator: accounts and sessions ---------------------------------------------------------
+
+
+class OpenAccount(Request):
+    player_id: PlayerId
+    currency: Currency
+
+
+class AmountBody(Request):
+    amount: Amount
+
+
+class AccountBalance(Response):
+    player_id: str
+    currency: str | None = None
+    balance: Money
+
+
+class AccountMoved(Response):
+    player_id: str
+    balance: Money = Field(description="the account balance after the movement")
+
+
+class OpenSession(Request):
+    player_id: PlayerId
+    buy_in: Amount
+    currency: Currency | None = Field(
+        default=None, description="if given, must be the account's currency"
+    )
+
+
+class SessionOpened(Response):
+    session_id: str
+    player_id: str
+    currency: str
+    balance: Money
+    account_balance: Money
+    token: str = Field(description="bearer token for the game client; acts on this session only")
+
+
+class SessionClosed(Response):
+    session_id: str
+    final_balance: Money = Field(description="returned to the player's account")
+    account_balance: Money
+
+
+class SessionState(Response):
+    session_id: str
+    player_id: str
+    currency: str
+    balance: Money
+    status: Literal["open", "closed"]
+    open_round: str | None = Field(description="game code of the open round, if any")
+
+
+class VoidRound(Request):
+    reason: str = Field(min_length=1, max_length=500, pattern=r"\S")
+    incident_id: str = Field(min_length=1, max_length=100, pattern=r"\S")
+
+
+# -- rounds ----------------------------------------------------------------------------------
+
+
+class RedDogView(Response):
+    cards: list[str] = Field(description="cards shown so far, e.g. 'Qh'")
+    phase: str = Field(description="'decide' (raise or see) or 'settled'")
+    spread: int | None
+    bet: Money
+    raise_amount: Money = Field(alias="raise")
+    max_raise: Money
+
+
+class LineView(Response):
+    cards: list[str]
+    rank: str
+    win: Money
+
+
+class DoubleUpStepView(Response):
+    n: int
+    bet_type: str = Field(description="'double' or 'half-double'")
+    win_before: Money
+    staked: Money
+    banked: Money
+    dealer_card: str
+    cards: list[str] = Field(description="the four face-down cards, once one is picked")
+    index: int | None
+    result: str | None
+    amount_after: Money | None
+
+
+class VideoPokerView(Response):
+    dealt: list[str]
+    cards: list[str]
+    recommended: list[int] = Field(description="positions (0..4) the game proposes to hold")
+    phase: str = Field(description="'dealt', 'win-pending', 'double-pick' or 'settled'")
+    holds: list[int] | None
+    coin_value: Money
+    coins: int
+    lines: list[LineView]
+    line_win: Money
+    win: Money
+    double_up: list[DoubleUpStepView]
+
+
+class RoundView(Response):
+    """A round as the player may see it: only cards already shown; the seed once it ends."""
+
+    round_id: str
+    code: str = Field(description="game code (codice partita)")
+    game: Literal["red-dog", "video-poker"]
+    status: Literal["open", "settled", "voided"]
+    stake: Money = Field(description="the first stake of the round")
+    staked: Money = Field(description="everything staked in the round so far")
+    payout: Money
+    outcome: str | None
+    view: RedDogView | VideoPokerView
+    balance: Money = Field(description="the session balance after this step")
+    seed: str | None = Field(description="hex; revealed only once the round has ended")
+    commitment: str = Field(description="SHA-256 of the seed, fixed when the round started")
+
+
+class VoidedRound(RoundView):
+    already_voided: bool
+
+
+class CurrentRound(Response):
+    session_id: str
+    balance: Money
+    round: RoundView | None = Field(description="the open round, to resume after a reconnect")
+
+
+class GameSummary(Response):
+    code: str
+    game: str
+    variant: str
+    started_at: str
+    player_id: str
+    session_id: str
+    currency: str
+    stakes: Money
+    wins: Money
+    outcome: str
+    status: str
+    void_reason: str | None = None
+    incident_id: str | None = None
+
+
+class GameHistory(Response):
+    games: list[GameSummary]
+
+
+class RoundStep(Response):
+    step: str = Field(description="started, acted, settled or voided")
+    version: int
+    timestamp: str
+    data: dict[str, Any]
+
+
+class RoundDetail(Response):
+    """One round found by its game code, with every step and its time (operator)."""
+
+    round_id: str
+    code: str
+    game: str
+    variant: str
+    rules_version: str
+    paytable_id: str
+    session_id: str
+    player_id: str
+    currency: str
+    started_at: str
+    status: str
+    stake: Money
+    staked: Money
+    payout: Money
+    outcome: str | None
+    commitment: str
+    seed: str | None
+    view: dict[str, Any]
+    steps: list[RoundStep]
+
+
+# -- game requests ---------------------------------------------------------------------------
+
+
+class RedDogBet(Request):
+    bet: Amount
+
+
+class RedDogRaise(Request):
+    amount: Amount = Field(description="at most the original bet")
+
+
+class VideoPokerDeal(Request):
+    variant: Literal["jb-4line", "jb-multi"] = "jb-4line"
+    coin_value: Amount
+    coins: int = Field(strict=True, ge=1, le=5, description="coins per line")
+    lines: int = Field(strict=True, ge=1, le=1000)
+
+
+class VideoPokerDraw(Request):
+    holds: list[Annotated[int, Field(strict=True, ge=0, le=4)]] = Field(
+        max_length=5, description="positions 0..4 to keep"
+    )
+
+
+class VideoPokerPick(Request):
+    index: int = Field(strict=True, ge=0, le=3, description="one of the four face-down cards")
+
+
+# -- the catalogue ---------------------------------------------------------------------------
+
+
+class Rtp(Response):
+    """An exact return-to-player figure: ``exact`` is the fraction, ``percent`` its decimal."""
+
+    play: str = Field(description="'optimal' (certified) or the game's proposed holds")
+    basis: str
+    coins: int | None = None
+    certified: bool
+    exact: str
+    percent: str
+
+
+class RedDogPay(Response):
+    outcome: str
+    spread: int | None
+    pays_to_one: int
+
+
+class RedDogVariant(Response):
+    game: Literal["red-dog"] = "red-dog"
+    id: str
+    rules_version: str
+    paytable_id: str
+    min_bet: Money
+    max_bet: Money
+    max_raise: str
+    paytable: list[RedDogPay]
+    rtp: list[Rtp]
+
+
+class VideoPokerPay(Response):
+    hand: str
+    pays: list[int] = Field(description="total paid per line for 1..5 coins, x coin value")
+
+
+class VideoPokerVariant(Response):
+    game: Literal["video-poker"] = "video-poker"
+    id: str
+    rules_version: str
+    paytable_id: str
+    lines: list[int]
+    coin_values: list[Money]
+    coins: list[int]
+    hold_policy: str
+    double_up_limit: Money
+    paytable: list[VideoPokerPay]
+    rtp: list[Rtp]
+
+
+class Catalogue(Response):
+    red_dog: list[RedDogVariant]
+    video_poker: list[VideoPokerVariant]
+
+
+# -- auditor ---------------------------------------------------------------------------------
+
+
+class CheckpointView(Response):
+    seq: int
+    tree_size: int
+    root_hash: str
+    timestamp_ms: int
+    kid: str
+    signature: str
+    last_notification_id: int
+
+
+class EventProof(Response):
+    originator_id: str
+    version: int
+    topic: str
+    notification_id: int
+    leaf_index: int
+    leaf_hash: str
+    proof: list[str]
+
+
+class InclusionProof(Response):
+    """RFC 9162 inclusion proofs of each of a round's events in one checkpoint's tree."""
+
+    game_code: str
+    round_id: str
+    checkpoint: CheckpointView
+    events: list[EventProof]
+
+
+class ConsistencyProof(Response):
+    old: CheckpointView
+    new: CheckpointView
+    proof: list[str]
+
+
+class PublicKeys(Response):
+    model_config = ConfigDict(extra="allow")
+    format: str
+    keys: list[dict[str, Any]]
+
+
+def round_view(result: dict[str, Any]) -> RoundView:
+    return RoundView.model_validate(_round_doc(result))
+
+
+def voided_round(result: dict[str, Any]) -> VoidedRound:
+    return VoidedRound.model_validate(_round_doc(result))
+
+
+def _round_doc(result: dict[str, Any]) -> dict[str, Any]:
+    view_model = RedDogView if result["game"] == "red-dog" else VideoPokerView
+    return {**result, "view": view_model.model_validate(result["view"])}
