@@ -1,0 +1,238 @@
+"""Concurrent stakes never overdraw a session (DESIGN §1.1 "reload and re-run", §2.3).
+
+A session that can afford exactly ``AFFORDABLE`` stakes receives ``ATTEMPTS`` stakes at
+once, each with its own request id: from threads sharing one Casino, from threads on two
+Casinos, and (on PostgreSQL) from separate processes each running its own Casino.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+
+from ledger.casino import Casino
+from ledger.errors import InsufficientFunds
+from ledger.keys import Keyring, load_private_key
+from ledger.settings import Settings
+from tests.conftest import Store
+from tests.integration.test_ledger_rules import count_topic
+
+STAKE_DEBITED = "croupier/session/stake-debited@1"
+STAKE = 10
+AFFORDABLE = 25
+ATTEMPTS = 40
+THREADS = 16
+PROCESSES = 4
+
+Outcome = tuple[str, Any]  # ("ok", new balance) | ("insufficient", "") | ("error", repr)
+
+
+def attempt_stake(app: Casino, session_id: str, n: int) -> Outcome:
+    try:
+        result = app.stake(f"stake-{n}", session_id, f"round-{n}", STAKE)
+    except InsufficientFunds:
+        return ("insufficient", "")
+    except Exception as e:  # reported by the test as an unexpected outcome
+        return ("error", repr(e))
+    return ("ok", result["balance"])
+
+
+def fund_session(app: Casino) -> str:
+    app.open_account("open", "ann", "EUR")
+    app.deposit("fund", "ann", STAKE * AFFORDABLE)
+    return str(app.open_session("buy-in", "ann", STAKE * AFFORDABLE)["session_id"])
+
+
+def assert_exactly_the_affordable_stakes_succeeded(
+    store: Store, app: Casino, session_id: str, outcomes: list[Outcome]
+) -> None:
+    assert len(outcomes) == ATTEMPTS
+    assert [o for o in outcomes if o[0] == "error"] == []
+    balances = sorted(balance for kind, balance in outcomes if kind == "ok")
+    # each successful stake saw a different balance: no two were applied to the same state
+    assert balances == [STAKE * k for k in range(AFFORDABLE)]
+    assert sum(1 for kind, _ in outcomes if kind == "insufficient") == ATTEMPTS - AFFORDABLE
+    assert app.session_balance(session_id) == 0
+    assert count_topic(store, STAKE_DEBITED) == AFFORDABLE
+
+
+def run_threads(apps: list[Casino], session_id: str) -> list[Outcome]:
+    attempts: queue.Queue[int] = queue.Queue()
+    for n in range(ATTEMPTS):
+        attempts.put(n)
+    outcomes: list[Outcome] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(THREADS)
+
+    def player(i: int) -> None:
+        app = apps[i % len(apps)]
+        barrier.wait()
+        while True:
+            try:
+                n = attempts.get_nowait()
+            except queue.Empty:
+                return
+            outcome = attempt_stake(app, session_id, n)
+            with lock:
+                outcomes.append(outcome)
+
+    threads = [threading.Thread(target=player, args=(i,)) for i in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return outcomes
+
+
+@pytest.mark.parametrize("apps", [1, 2], ids=["one-app", "two-apps"])
+def test_concurrent_stakes_from_threads_never_overdraw_the_session(store: Store, apps: int) -> None:
+    casinos = [store.open() for _ in range(apps)]
+    sid = fund_session(casinos[0])
+
+    outcomes = run_threads(casinos, sid)
+
+    assert_exactly_the_affordable_stakes_succeeded(store, casinos[-1], sid, outcomes)
+
+
+# -- several processes on one PostgreSQL schema ---------------------------------------
+
+
+def keyring_parts(ring: Keyring) -> dict[str, Any]:
+    """What a child process needs to rebuild the same keyring (picklable, no key objects)."""
+    raw = ring.signing_key.private_bytes(
+        serialization.Encoding.Raw,
+        serialization.PrivateFormat.Raw,
+        serialization.NoEncryption(),
+    )
+    return {
+        "signing_key_hex": raw.hex(),
+        "sealing_kid": ring.sealing_kid,
+        "sealing_key": ring.sealing_key,
+    }
+
+
+def keyring_from_parts(parts: dict[str, Any]) -> Keyring:
+    from ledger.keys import key_id
+
+    sk = load_private_key(parts["signing_key_hex"].encode())
+    kid = parts["sealing_kid"]
+    return Keyring(key_id(sk.public_key()), sk, kid, {kid: parts["sealing_key"]})
+
+
+def stake_in_a_process(
+    settings: dict[str, Any],
+    parts: dict[str, Any],
+    session_id: str,
+    attempt_numbers: list[int],
+    opening: Any,
+    ready: Any,
+    start: Any,
+    results: Any,
+) -> None:
+    """Child process body: its own Casino on the shared schema, then the stakes."""
+    # One child opens its Casino at a time: simultaneous start-ups fail on their own (see
+    # test_casinos_starting_at_the_same_moment_on_one_store_all_start); this test is
+    # about the stakes.
+    with opening:
+        app = Casino(Settings(**settings), keyring=keyring_from_parts(parts))
+    try:
+        ready.put(True)
+        if not start.wait(timeout=60):
+            raise TimeoutError("the parent never gave the start signal")
+        results.put([attempt_stake(app, session_id, n) for n in attempt_numbers])
+    except Exception as e:  # the parent reports a failed batch as an error outcome
+        results.put([("error", repr(e))])
+    finally:
+        app.close()
+
+
+def run_processes(store: Store, session_id: str) -> list[Outcome]:
+    """Start every child, wait until each has opened its Casino, then release them at once."""
+    ctx = multiprocessing.get_context("spawn")
+    opening, ready, start, results = ctx.Lock(), ctx.Queue(), ctx.Event(), ctx.Queue()
+    settings = {"data_dir": str(store.data_dir), "database_url": store.database_url}
+    parts = keyring_parts(store.keyring)
+    target: Callable[..., None] = stake_in_a_process
+    procs = [
+        ctx.Process(
+            target=target,
+            args=(
+                settings,
+                parts,
+                session_id,
+                list(range(p, ATTEMPTS, PROCESSES)),
+                opening,
+                ready,
+                start,
+                results,
+            ),
+            daemon=True,
+        )
+        for p in range(PROCESSES)
+    ]
+    for proc in procs:
+        proc.start()
+    outcomes: list[Outcome] = []
+    try:
+        for _ in procs:
+            ready.get(timeout=60)
+        start.set()
+        for _ in procs:
+            outcomes += results.get(timeout=60)
+    finally:
+        for proc in procs:
+            proc.join(timeout=30)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(timeout=5)
+    assert [proc.exitcode for proc in procs] == [0] * PROCESSES
+    return outcomes
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("store", ["postgres"], indirect=True)
+def test_concurrent_stakes_from_processes_never_overdraw_the_session(store: Store) -> None:
+    app = store.open()
+    sid = fund_session(app)
+
+    outcomes = run_processes(store, sid)
+
+    assert_exactly_the_affordable_stakes_succeeded(store, app, sid, outcomes)
+
+
+# -- start-up -------------------------------------------------------------------------
+
+STARTERS = 8
+
+
+def test_casinos_starting_at_the_same_moment_on_one_store_all_start(store: Store) -> None:
+    """Several workers (``croupier serve`` processes, replicas) may start together."""
+    store.open().close()  # the tables exist, as on any restart after the first
+    barrier = threading.Barrier(STARTERS)
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def start() -> None:
+        barrier.wait()
+        try:
+            app = Casino(store.settings(), keyring=store.keyring)
+        except Exception as e:  # collected: the test reports every failed start
+            with lock:
+                errors.append(e)
+            return
+        with lock:
+            store.apps.append(app)
+
+    threads = [threading.Thread(target=start) for _ in range(STARTERS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    assert [f"{type(e).__name__}: {e}" for e in errors] == []
