@@ -8,9 +8,9 @@ dei possibili raddoppi o qualora il giocatore incassi la vincita").
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from games.errors import InvalidDecision
+from games.errors import GameRuleError, InvalidDecision
 from games.video_poker import double_up, engine
 from games.video_poker.variants import VARIANTS, Variant
 from ledger.play import Result
@@ -22,10 +22,17 @@ GAME = "video-poker"
 CODE_PREFIX = {"jb-4line": "JB4", "jb-multi": "JBM"}
 
 
+class UnknownVariant(GameRuleError):
+    """The deal names a variant this server does not offer."""
+
+    code: ClassVar[str] = "unknown-variant"
+
+
 def _variant(params: dict[str, Any]) -> Variant:
-    v = VARIANTS.get(params.get("variant", ""))
+    name = params.get("variant")
+    v = VARIANTS.get(name) if isinstance(name, str) else None
     if v is None:
-        raise InvalidDecision(
+        raise UnknownVariant(
             f"unknown variant {params.get('variant')!r} (expected one of {sorted(VARIANTS)})"
         )
     return v
@@ -141,7 +148,11 @@ class VideoPokerCommands:
     def vp_act(self: Casino, request_id: str, session_id: str, decision: list[Any]) -> Result:  # type: ignore[misc]  # mixin method typed against the composed Casino
         """``["draw", [holds]]``, ``["collect"]``, ``["double"]``, ``["half-double"]``,
         ``["pick", index]``."""
-        name = str(decision[0]) if decision else "?"
+        if not isinstance(decision, list | tuple) or not decision:
+            raise InvalidDecision(
+                f"a decision is a list such as ['draw', [0, 2]] or ['collect'], got {decision!r}"
+            )
+        name = str(decision[0])
         return self.act(
             request_id, f"session:{session_id}", session_id, list(decision), f"vp_{name}"
         )
