@@ -263,6 +263,116 @@ def cmd_void(args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
+def cmd_rtp(args: argparse.Namespace, out: Console) -> int:
+    from audit_cli import rtp
+
+    if args.theoretical:
+        return _print_theoretical(args, out)
+    report = rtp.rtp_report(args.db, series=bool(args.plot))
+    if report.rounds == 0:
+        # Nothing settled is not a finding: an empty (or only voided/open) log has no RTP.
+        message = f"no settled rounds in {args.db}: no RTP to compare"
+        if report.voided or report.open:
+            message += f" ({report.voided} voided, {report.open} open)"
+        if args.json:
+            out.print_json(json.dumps({**report.to_dict(), "message": message}))
+        else:
+            out.print(message)
+        return EXIT_OK if report.ok else EXIT_FINDINGS
+    if args.plot:
+        try:
+            panels = rtp.plot(report, Path(args.plot))
+        except ImportError as e:
+            raise SourceError(f"--plot needs matplotlib ({e})") from e
+    if args.json:
+        out.print_json(json.dumps(report.to_dict()))
+        return EXIT_OK if report.ok else EXIT_FINDINGS
+    table = Table(title=f"audit-cli rtp: observed vs theoretical ({report.level:.0%} interval)")
+    for col in ("game, variant\npaytable", "coins", "play", "rounds", "voided"):
+        table.add_column(col, no_wrap=True)
+    for col in ("staked", "paid"):
+        table.add_column(col, justify="right", no_wrap=True)
+    for col in ("measure", "observed", "interval", "theoretical", "inside"):
+        table.add_column(col, no_wrap=True)
+    for g in report.groups:
+        d = g.to_dict()
+        head = [
+            f"{d['game']} {d['variant']}\n{d['paytable_id']}",
+            "-" if d["coins"] is None else str(d["coins"]),
+            str(d["play"] or "-"),
+            str(d["rounds"]),
+            f"{d['voided']} (+{d['open']} open)" if d["open"] else str(d["voided"]),
+            str(d["staked"]),
+            str(d["paid"]),
+        ]
+        if not g.measures:
+            table.add_row(*head, "-", "-", "-", "-", "-")
+        for m in g.measures:
+            i = m.interval
+            inside = {True: "[green]yes[/green]", False: "[red]NO[/red]", None: "n/a"}[m.inside]
+            table.add_row(
+                *head,
+                m.measure,
+                f"{rtp.as_percent(i.observed)} %",
+                f"[{rtp.as_percent(i.low, 2)}, {rtp.as_percent(i.high, 2)}] %"
+                + ("" if i.basis == "exact" else " (sample)"),
+                "-" if m.theoretical is None else f"{rtp.as_percent(m.theoretical)} %",
+                inside,
+            )
+            head = [""] * len(head)
+    # Wide enough for the whole table even when piped (rich assumes 80 columns then).
+    Console(file=out.file, width=max(out.width, 160)).print(table)
+    out.print(
+        f"{report.rounds} settled rounds; {report.voided} voided and {report.open} open rounds "
+        "excluded. Intervals: normal approximation with the exact per-round variance of the "
+        "play observed; (sample): the sample variance (mixed play or double-up). Theoretical: "
+        "the RTP of the play observed (n/a for mixed play).",
+        markup=False,
+    )
+    if args.plot:
+        out.print(f"plot of {panels} group(s) written to {args.plot}")
+    if report.ok:
+        out.print("[green]OK[/green]: every theoretical RTP lies inside its interval.")
+        return EXIT_OK
+    for p in report.problems:
+        out.print(f"[red]FINDING[/red] {p}")
+    return EXIT_FINDINGS
+
+
+def _print_theoretical(args: argparse.Namespace, out: Console) -> int:
+    from audit_cli import rtp
+
+    rows = rtp.theoretical_rows()
+    ok = not any(r.agreement.startswith("DIFFERS") for r in rows)
+    if args.json:
+        out.print_json(json.dumps({"ok": ok, "rows": [r.to_dict() for r in rows]}))
+        return EXIT_OK if ok else EXIT_FINDINGS
+    table = Table(title="certified RTP: exact full-cycle maths")
+    for col in ("game", "variant", "play", "coins", "RTP", "published"):
+        table.add_column(col, no_wrap=True)
+    table.add_column("agreement", min_width=29, max_width=29)
+    table.add_column("max paid", justify="right", no_wrap=True)
+    table.add_column("hit freq.", justify="right", no_wrap=True)
+    for r in rows:
+        table.add_row(
+            r.game,
+            r.variant,
+            r.play,
+            r.coins,
+            f"{rtp.as_percent(r.rtp)} %",
+            f"{r.published} %" if r.published else "-",
+            r.agreement,
+            str(r.max_paid_per_bet),
+            f"{rtp.as_percent(r.hit_frequency, 2)} %",
+        )
+    # Wide enough for the whole table even when piped (rich assumes 80 columns then).
+    wide = Console(file=out.file, width=max(out.width, 140))
+    wide.print(table)
+    for note in rtp.THEORY_NOTES:
+        wide.print(note, markup=False)
+    return EXIT_OK if ok else EXIT_FINDINGS
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="audit-cli", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -318,6 +428,21 @@ def build_parser() -> argparse.ArgumentParser:
     vd.add_argument("--request-id", help="idempotency key (default: void:CODE)")
     vd.add_argument("--json", action="store_true")
     vd.set_defaults(func=cmd_void)
+
+    rt = sub.add_parser(
+        "rtp", help="observed RTP per game, variant, paytable and coins vs the certified maths"
+    )
+    rt.add_argument("--db", default="data/casino.sqlite")
+    rt.add_argument("--json", action="store_true")
+    rt.add_argument(
+        "--plot", metavar="FILE.png", help="draw cumulative observed RTP against theory"
+    )
+    rt.add_argument(
+        "--theoretical",
+        action="store_true",
+        help="print the certified-RTP table (exact maths; no database needed)",
+    )
+    rt.set_defaults(func=cmd_rtp)
     return p
 
 

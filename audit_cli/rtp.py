@@ -1,0 +1,590 @@
+"""``audit-cli rtp``: observed return-to-player from the raw log against the certified maths.
+
+Reads round events straight from the rows (no application): ``started`` (game, variant,
+paytable id, stake, params, the cards shown), ``acted`` (decisions, stake added),
+``settled`` (payout, total staked) and ``voided``. Voided rounds are excluded (and
+counted), as are rounds still open. Rounds are grouped by game, variant, paytable and,
+for video poker, coins per line (the coin column of the paytable).
+
+Per group the observed RTP is ``sum(paid) / sum(staked)`` (Red Dog also
+``1 + sum(net) / sum(original bets)``, seed 003's measure), with a 99 % interval from the
+normal approximation. The theory it is compared with is that of the way the group was
+played, read from the recorded decisions: every round consistent with the optimal play
+(video poker: a max-EV hold; Red Dog: raise the full bet on spreads 7..11, else see),
+else every round with the alternative (seed 000's "winning cards" proposal; never
+raising), else ``mixed`` and no verdict. With a known play and no double-up the interval
+uses the exact per-round variance of :mod:`games.rtp` (multi-line rounds included); with
+double-up, which is a fair bet (a higher or lower card is equally likely) and so leaves
+the mean unchanged, or with mixed play, it uses the sample variance.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_EVEN, Decimal
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from audit_cli.rows import read_rows
+from games.cards import Card
+from games.red_dog import engine as red_dog
+from games.red_dog import math as red_dog_math
+from games.rtp import (
+    PER_BET,
+    PER_STAKED,
+    Interval,
+    Measure,
+    Reference,
+    Tally,
+    red_dog_references,
+    video_poker_reference,
+    z_score,
+)
+from games.simulate import Play, RaisePolicy, choose_holds
+from games.video_poker.math import CycleAnalysis, analyse_all_columns
+from games.video_poker.paytable import PAYTABLES
+from games.video_poker.strategy import hold_evs, optimal_hold
+from games.video_poker.variants import VARIANTS
+from ledger import envelope
+
+LEVEL = 0.99
+STARTED, ACTED = "croupier/round/started@1", "croupier/round/acted@1"
+SETTLED, VOIDED = "croupier/round/settled@1", "croupier/round/voided@1"
+RED_DOG, VIDEO_POKER = "red-dog", "video-poker"
+MIXED = "mixed"
+_DOUBLE_UP = frozenset({"double", "half-double", "pick"})
+
+# The figures the rule documents publish, as printed.
+# Seed 000, "MONTEPREMI": "99,54 (da 1 a 4 fiche); 98,37 (5 fiche)".
+PUBLISHED_VIDEO_POKER = {"jb-4line": {1: "99.54", 2: "99.54", 3: "99.54", 4: "99.54", 5: "98.37"}}
+PUBLISHED_VIDEO_POKER_LABEL = {1: "1 to 4 coins", 5: "5 coins"}
+# Seed 003: "La percentuale teorica di ritorno (RTP) al giocatore è 96,84%".
+PUBLISHED_RED_DOG = "96.84"
+THEORY_NOTES = (
+    "RTP: expected payout per unit bet. Video poker: per coin, over every deal and draw;",
+    "  optimal = the max-EV hold, winning-cards = seed 000's proposal; * = the hold the variant"
+    " proposes after the deal.",
+    "Red Dog: raise the full bet on spreads 7-11 (optimal) or never; per bet = 1 + E[net] /"
+    " original bet (seed 003's measure),",
+    "  per staked = E[payout] / E[bet + raise].",
+    'Published: seed 000 "99,54 (da 1 a 4 fiche); 98,37 (5 fiche)"; seed 003 "96,84%";'
+    " seed 004 publishes none.",
+    "Max paid: returned per unit bet, stake included. Hit freq.: lines (Red Dog: rounds) that"
+    " pay more than nothing (Red Dog: than the stake).",
+)
+MATCHES = "matches"
+SWAPPED = "matches the other coin column (published figures swapped)"
+
+
+# -- reading the log -------------------------------------------------------------------
+
+
+@dataclass
+class _Round:
+    start: dict[str, Any]
+    decisions: list[list[Any]] = field(default_factory=list)
+    settled: dict[str, Any] | None = None
+    order: int = 0
+    voided: bool = False
+
+
+GroupKey = tuple[str, str, str, int | None]
+"""(game, variant, paytable id, coins per line or None)."""
+
+
+@dataclass
+class Group:
+    """One game / variant / paytable / coin column: its tally and how it was played."""
+
+    key: GroupKey
+    tally: Tally = field(default_factory=Tally)
+    voided: int = 0
+    open: int = 0
+    double_up_rounds: int = 0
+    optimal: bool = True
+    """Every round so far is consistent with the optimal play."""
+    alternative: bool = True
+    """... with the alternative play (winning cards; never raise)."""
+    series: list[tuple[int, int, int, int, int]] = field(default_factory=list)
+    """Per settled round, in log order: (paid, staked, bet, lines, bet + paid - staked)."""
+
+    @property
+    def game(self) -> str:
+        return self.key[0]
+
+    @property
+    def label(self) -> str:
+        game, variant, paytable_id, coins = self.key
+        return f"{game}/{variant}/{paytable_id}" + (f"/{coins} coins" if coins else "")
+
+    @property
+    def play(self) -> str:
+        """``optimal``, the alternative (``winning-cards`` / ``never``) or ``mixed``."""
+        alternative = RaisePolicy.NEVER if self.game == RED_DOG else Play.WINNING_CARDS
+        if self.optimal:
+            return "optimal"
+        return alternative.value if self.alternative else MIXED
+
+    @property
+    def measures(self) -> tuple[Measure, ...]:
+        return (PER_BET, PER_STAKED) if self.game == RED_DOG else (PER_STAKED,)
+
+
+def _payload(state: bytes) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(envelope.decode(state).payload)
+    return doc
+
+
+def _rounds(db: str) -> Iterator[_Round]:
+    """Every round of the log, settled ones in the order they settled, then the rest."""
+    rounds: dict[str, _Round] = {}
+    for row in read_rows(db):
+        if not row.topic.startswith("croupier/round/"):
+            continue
+        doc = _payload(row.state)
+        if row.topic == STARTED:
+            rounds[row.originator_id] = _Round(doc)
+            continue
+        rnd = rounds.get(row.originator_id)
+        if rnd is None:
+            continue  # an event without its start: `audit-cli verify` reports the log
+        if row.topic == ACTED:
+            rnd.decisions.append(list(doc.get("decision") or []))
+        elif row.topic == SETTLED:
+            rnd.settled, rnd.order = doc, row.notification_id
+        elif row.topic == VOIDED:
+            rnd.voided = True
+    yield from sorted(rounds.values(), key=lambda r: (r.settled is None, r.order))
+
+
+def _key(start: dict[str, Any]) -> GroupKey:
+    params = start.get("params") or {}
+    coins = params.get("coins") if start.get("game") == VIDEO_POKER else None
+    return (str(start.get("game")), str(start.get("variant")), str(start.get("paytable_id")), coins)
+
+
+def read_groups(db: str, series: bool = False) -> tuple[list[Group], list[str]]:
+    """The groups of the log and any problem found reading it (unknown variant...)."""
+    groups: dict[GroupKey, Group] = {}
+    problems: list[str] = []
+    for rnd in _rounds(db):
+        key = _key(rnd.start)
+        group = groups.setdefault(key, Group(key))
+        if rnd.voided:
+            group.voided += 1
+            continue
+        if rnd.settled is None:
+            group.open += 1
+            continue
+        try:
+            _add(group, rnd, series)
+        except (KeyError, TypeError, ValueError) as e:
+            problems.append(f"round {rnd.start.get('code')}: cannot be read: {e!r}")
+    return list(groups.values()), problems
+
+
+def _add(group: Group, rnd: _Round, series: bool) -> None:
+    start, settled = rnd.start, rnd.settled
+    assert settled is not None
+    params = start["params"]
+    paid, staked = int(settled["payout"]), int(settled["staked"])
+    if group.game == VIDEO_POKER:
+        bet, lines = int(start["stake"]), int(params["lines"])
+        hands = [(str(ln["rank"]), int(ln["win"])) for ln in settled["view"]["lines"]]
+        optimal, winning = _video_poker_play(start, rnd.decisions)
+        if any(d and d[0] in _DOUBLE_UP for d in rnd.decisions):
+            group.double_up_rounds += 1
+    else:
+        bet, lines = int(params["bet"]), 1
+        hands = [(str(settled["outcome"]), paid)]
+        optimal, winning = _red_dog_play(start, rnd.decisions, bet)
+    group.tally.add(bet, staked, paid, lines, hands)
+    group.optimal &= optimal
+    group.alternative &= winning
+    if series:
+        group.series.append((paid, staked, bet, lines, bet + paid - staked))
+
+
+def _video_poker_play(start: dict[str, Any], decisions: list[list[Any]]) -> tuple[bool, bool]:
+    """Whether the round's holds are a max-EV hold, and whether they are seed 000's."""
+    draws = [d for d in decisions if d and d[0] == "draw"]
+    variant = VARIANTS.get(start["variant"])
+    paytable = PAYTABLES.get(start["paytable_id"])
+    if not draws or variant is None or paytable is None:
+        return False, False
+    holds = tuple(sorted(draws[0][1]))
+    dealt = tuple(Card.parse(c) for c in start["view"]["dealt"])
+    coins = int(start["params"]["coins"])
+    winning = holds == choose_holds(variant, dealt, coins, Play.WINNING_CARDS)
+    advice = optimal_hold(dealt, paytable, coins)
+    # Another hold of the same exact EV is optimal too (the tie-break only picks one).
+    optimal = holds == advice.hold or hold_evs(dealt, paytable, coins).get(holds) == advice.ev
+    return optimal, winning
+
+
+def _red_dog_play(start: dict[str, Any], decisions: list[list[Any]], bet: int) -> tuple[bool, bool]:
+    """Whether the round follows the optimal raise policy, and whether it never raised."""
+    if not decisions:
+        return True, True  # consecutive cards or a pair: settled before any decision
+    spread = start["view"].get("spread")
+    decision = decisions[0]
+    raises = RaisePolicy.OPTIMAL.raise_spreads
+    expected = ["raise", bet] if spread in raises else ["see"]
+    return decision == expected, decision == ["see"]
+
+
+# -- comparing -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MeasureReport:
+    measure: Measure
+    interval: Interval
+    theoretical: Fraction | None
+    """The RTP of the play observed (None for mixed play or an unknown paytable)."""
+    certified: Fraction | None
+    """The certified figure: optimal play."""
+
+    @property
+    def inside(self) -> bool | None:
+        if self.theoretical is None:
+            return None
+        return self.interval.contains(self.theoretical)
+
+    def to_dict(self) -> dict[str, Any]:
+        i = self.interval
+        return {
+            "measure": self.measure,
+            "observed": float(i.observed),
+            "ci": [i.low, i.high],
+            "level": i.level,
+            "variance": i.basis,
+            "theoretical": None if self.theoretical is None else float(self.theoretical),
+            "certified_optimal": None if self.certified is None else float(self.certified),
+            "inside": self.inside,
+        }
+
+
+def references(group: Group, play: str) -> dict[Measure, Reference] | None:
+    """The exact figures of ``play`` for ``group``, or None if the maths do not apply."""
+    game, _variant, paytable_id, coins = group.key
+    if play == MIXED:
+        return None
+    if game == RED_DOG:
+        if paytable_id != red_dog.PAYTABLE_ID:
+            return None
+        policy = RaisePolicy.OPTIMAL if play == "optimal" else RaisePolicy.NEVER
+        return red_dog_references(policy.raise_spreads)
+    paytable = PAYTABLES.get(paytable_id)
+    if paytable is None or coins is None:
+        return None
+    return {PER_STAKED: video_poker_reference(paytable, coins, Play(play))}
+
+
+def group_measures(group: Group, level: float = LEVEL) -> list[MeasureReport]:
+    certified = references(group, "optimal")
+    ref = references(group, group.play)
+    exact = ref is not None and group.double_up_rounds == 0
+    out = []
+    for m in group.measures:
+        interval = group.tally.interval(m, level, ref[m] if exact and ref else None)
+        out.append(
+            MeasureReport(
+                m,
+                interval,
+                None if ref is None else ref[m].rtp,
+                None if certified is None else certified[m].rtp,
+            )
+        )
+    return out
+
+
+def known_game(group: Group) -> str | None:
+    """Why the maths cannot judge this group, or None if they can."""
+    game, variant, paytable_id, _ = group.key
+    if game == RED_DOG:
+        if paytable_id != red_dog.PAYTABLE_ID:
+            return f"red-dog: unknown paytable {paytable_id!r}"
+        return None
+    if game != VIDEO_POKER:
+        return f"unknown game {game!r}"
+    if variant not in VARIANTS:
+        return f"video-poker: unknown variant {variant!r}"
+    if paytable_id not in PAYTABLES:
+        return f"video-poker: unknown paytable {paytable_id!r}"
+    return None
+
+
+@dataclass(frozen=True)
+class GroupReport:
+    group: Group
+    measures: list[MeasureReport]
+
+    def to_dict(self) -> dict[str, Any]:
+        g, t = self.group, self.group.tally
+        game, variant, paytable_id, coins = g.key
+        return {
+            "game": game,
+            "variant": variant,
+            "paytable_id": paytable_id,
+            "coins": coins,
+            "rounds": t.rounds,
+            "voided": g.voided,
+            "open": g.open,
+            "staked": t.staked,
+            "paid": t.paid,
+            "bet": t.bet,
+            "play": g.play if t.rounds else None,
+            "double_up_rounds": g.double_up_rounds,
+            "measures": [m.to_dict() for m in self.measures],
+        }
+
+
+@dataclass(frozen=True)
+class RtpReport:
+    db: str
+    level: float
+    groups: list[GroupReport]
+    problems: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def rounds(self) -> int:
+        return sum(g.group.tally.rounds for g in self.groups)
+
+    @property
+    def voided(self) -> int:
+        return sum(g.group.voided for g in self.groups)
+
+    @property
+    def open(self) -> int:
+        return sum(g.group.open for g in self.groups)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "db": self.db,
+            "level": self.level,
+            "rounds": self.rounds,
+            "voided": self.voided,
+            "open": self.open,
+            "groups": [g.to_dict() for g in self.groups],
+            "problems": self.problems,
+        }
+
+
+def rtp_report(db: str, level: float = LEVEL, series: bool = False) -> RtpReport:
+    """Every group's observed RTP against its theory; ``problems`` lists the findings."""
+    groups, problems = read_groups(db, series)
+    out = []
+    for g in sorted(groups, key=lambda g: (g.key[0], g.key[1], g.key[2], g.key[3] or 0)):
+        unknown = known_game(g)
+        if unknown:
+            problems.append(unknown)
+        measures = group_measures(g, level) if g.tally.rounds and not unknown else []
+        for m in measures:
+            if m.inside is False:
+                problems.append(
+                    f"{g.label} {m.measure}: theoretical {_pct(m.theoretical)} lies outside "
+                    f"the {level:.0%} interval [{_pct(m.interval.low)}, {_pct(m.interval.high)}]"
+                )
+        out.append(GroupReport(g, measures))
+    return RtpReport(db, level, out, problems)
+
+
+def _pct(value: Fraction | float | None, places: int = 4) -> str:
+    if value is None:
+        return "-"
+    return f"{as_percent(value, places)} %"
+
+
+def as_percent(value: Fraction | float, places: int = 4) -> Decimal:
+    """``value`` as a percentage rounded half-even (exact for fractions).
+
+    >>> as_percent(Fraction(1653526326983, 1661102543100))
+    Decimal('99.5439')
+    """
+    exact = Fraction(value) * 100
+    quantum = Decimal(1).scaleb(-places)
+    num = Decimal(exact.numerator) / Decimal(exact.denominator)
+    return num.quantize(quantum, rounding=ROUND_HALF_EVEN)
+
+
+# -- the certified table ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TheoryRow:
+    game: str
+    variant: str
+    paytable_id: str
+    play: str
+    coins: str
+    rtp: Fraction
+    published: str | None
+    source: str
+    agreement: str
+    max_paid_per_bet: Fraction
+    hit_frequency: Fraction
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "game": self.game,
+            "variant": self.variant,
+            "paytable_id": self.paytable_id,
+            "play": self.play,
+            "coins": self.coins,
+            "rtp": str(as_percent(self.rtp)),
+            "rtp_exact": f"{self.rtp.numerator}/{self.rtp.denominator}",
+            "published": self.published,
+            "source": self.source,
+            "agreement": self.agreement,
+            "max_paid_per_bet": str(self.max_paid_per_bet),
+            "hit_frequency": str(as_percent(self.hit_frequency)),
+        }
+
+
+def _agreement(rtp: Fraction, published: str | None, others: list[str]) -> str:
+    if published is None:
+        return "not published"
+    places = -Decimal(published).as_tuple().exponent  # type: ignore[operator]  # finite
+    ours = str(as_percent(rtp, places))
+    if ours == published:
+        return MATCHES
+    if ours in others:
+        return SWAPPED
+    return f"DIFFERS: {ours} %"
+
+
+def theoretical_rows() -> list[TheoryRow]:
+    """The certified-RTP table: every variant's coin columns, both ways of holding, and
+    Red Dog's policies. Coin columns with equal figures are merged (``1-4``)."""
+    rows: list[TheoryRow] = []
+    for variant in VARIANTS.values():
+        paytable = variant.paytable
+        published = PUBLISHED_VIDEO_POKER.get(variant.id, {})
+        plays = [Play.OPTIMAL] + ([Play.WINNING_CARDS] if variant.id == "jb-4line" else [])
+        for play in plays:
+            columns = analyse_all_columns(paytable, play)
+            for coins, cycle in _merged(columns):
+                fig = published.get(coins[0]) if play is Play.OPTIMAL else None
+                others = [v for c, v in published.items() if c not in coins]
+                label = PUBLISHED_VIDEO_POKER_LABEL.get(coins[0], "")
+                rows.append(
+                    TheoryRow(
+                        "video-poker",
+                        variant.id,
+                        paytable.id,
+                        f"{play.value}*" if play.value == variant.hold_policy else play.value,
+                        f"{coins[0]}-{coins[-1]}" if len(coins) > 1 else str(coins[0]),
+                        cycle.rtp,
+                        fig,
+                        f'seed 000, "{label}"' if fig else "",
+                        _agreement(cycle.rtp, fig, others),
+                        cycle.max_win,
+                        cycle.hit_frequency,
+                    )
+                )
+    for policy, measure in (
+        (RaisePolicy.OPTIMAL, PER_BET),
+        (RaisePolicy.OPTIMAL, PER_STAKED),
+        (RaisePolicy.NEVER, PER_BET),
+    ):
+        report = red_dog_math.analyse(policy.raise_spreads)
+        rtp = report.rtp_per_bet if measure == PER_BET else report.rtp_per_staked
+        fig = PUBLISHED_RED_DOG if policy is RaisePolicy.OPTIMAL and measure == PER_BET else None
+        outcomes = report.outcomes
+        hits = outcomes[red_dog.Outcome.WIN] + outcomes[red_dog.Outcome.THREE_OF_A_KIND]
+        how = "raise 7-11" if policy is RaisePolicy.OPTIMAL else "never raise"
+        rows.append(
+            TheoryRow(
+                "red-dog",
+                "classic",
+                red_dog.PAYTABLE_ID,
+                f"{how}, {measure.replace('-', ' ')}" if policy is RaisePolicy.OPTIMAL else how,
+                "-",
+                rtp,
+                fig,
+                "seed 003" if fig else "",
+                _agreement(rtp, fig, []),
+                # Three of a kind pays 11:1 on the original bet (never raised): 12 back.
+                Fraction(1 + red_dog.THREE_OF_A_KIND_PAYS),
+                hits,
+            )
+        )
+    return rows
+
+
+def _merged(columns: dict[int, CycleAnalysis]) -> list[tuple[list[int], CycleAnalysis]]:
+    merged: list[tuple[list[int], CycleAnalysis]] = []
+    for coins, cycle in columns.items():
+        last = merged[-1] if merged else None
+        same = last is not None and (last[1].rtp, last[1].max_win, last[1].hit_frequency) == (
+            cycle.rtp,
+            cycle.max_win,
+            cycle.hit_frequency,
+        )
+        if last is not None and same:
+            last[0].append(coins)
+        else:
+            merged.append(([coins], cycle))
+    return merged
+
+
+# -- plotting --------------------------------------------------------------------------
+
+
+def plot(report: RtpReport, path: Path) -> int:
+    """Cumulative observed RTP of each group over its rounds (log order), with the
+    theoretical line and its band (exact variance, when the play is known). Needs the
+    report read with ``series=True``. Returns the number of panels drawn."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display needed
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    groups = [g.group for g in report.groups if g.group.series]
+    if not groups:
+        raise ValueError("no settled rounds to plot")
+    fig, axes = plt.subplots(len(groups), 1, figsize=(9, 3.2 * len(groups)), squeeze=False)
+    z = z_score(report.level)
+    for ax, g in zip(axes[:, 0], groups, strict=True):
+        paid, staked, bet, lines, per_bet = np.array(g.series, dtype=np.float64).T
+        measure: Measure = PER_BET if g.game == RED_DOG else PER_STAKED
+        num, den = (per_bet, bet) if measure == PER_BET else (paid, staked)
+        n = np.arange(1, len(paid) + 1)
+        observed = np.cumsum(num) / np.cumsum(den)
+        ax.plot(n, observed, lw=1, label=f"observed ({measure})")
+        ref = references(g, g.play)
+        certified = references(g, "optimal")
+        if ref is None and certified is not None:
+            value = float(certified[measure].rtp)
+            ax.axhline(value, color="k", lw=1, ls="--", label=f"certified {value:.4%} (optimal)")
+        if ref is not None:
+            theory = float(ref[measure].rtp)
+            var = np.array([float(ref[measure].round_variance(int(k))) for k in lines])
+            band = z * np.sqrt(np.cumsum(bet * bet * var)) / np.cumsum(den)
+            ax.axhline(theory, color="k", lw=1, label=f"theoretical {theory:.4%} ({g.play})")
+            ax.fill_between(
+                n, theory - band, theory + band, alpha=0.25, label=f"{report.level:.0%} band"
+            )
+            # Frame the band from the 30th round on: the first rounds swing by 100s of %.
+            w = 1.5 * band[min(len(band) - 1, 29)]
+            ax.set_ylim(min(theory - w, observed[-1]), max(theory + w, observed[-1]))
+        ax.set_title(g.label, fontsize=10)
+        ax.set_xlabel("rounds")
+        ax.set_ylabel("cumulative RTP")
+        ax.set_xscale("log")
+        ax.yaxis.set_major_formatter(lambda y, _: f"{y:.0%}")
+        ax.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return len(groups)
