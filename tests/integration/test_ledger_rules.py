@@ -46,7 +46,7 @@ def raw_rows(store: Store) -> list[Row]:
             f"SELECT notification_id, originator_id, originator_version, topic, state "
             f"FROM {store.table} ORDER BY notification_id"
         )
-    conn = store.connect()
+    conn = store.connect()  # type: ignore[no-untyped-call]  # sqlite3 or psycopg connection
     try:
         return [(n, str(o), v, t, bytes(s)) for n, o, v, t, s in conn.execute(sql).fetchall()]
     finally:
@@ -289,7 +289,7 @@ def test_commands_for_an_unknown_session_are_refused(
 
 BAD_AMOUNTS: list[object] = [0, -1, -500, 1.0, 0.5, Decimal(10), True, False, "100", None]
 
-AMOUNT_COMMANDS: dict[str, Callable[[Casino, str, str, object], Any]] = {
+AMOUNT_COMMANDS: dict[str, Callable[[Casino, str, str, Any], Any]] = {
     "deposit": lambda app, rid, sid, amount: app.deposit(rid, "ann", amount),
     "withdraw": lambda app, rid, sid, amount: app.withdraw(rid, "ann", amount),
     "buy-in": lambda app, rid, sid, amount: app.open_session(rid, "ann", amount),
