@@ -185,6 +185,13 @@ class AppendOnlySQLiteRecorder(SQLiteApplicationRecorder):
 
 
 class AppendOnlyPostgresRecorder(PostgresApplicationRecorder):
+    """Also serialises schema creation: processes starting at the same moment would
+    otherwise deadlock on CREATE OR REPLACE of the trigger function and triggers."""
+
+    def _create_table(self, curs: Any) -> None:
+        curs.execute(SQL("SELECT pg_advisory_xact_lock(hashtext('croupier-create-schema'))"))
+        super()._create_table(curs)
+
     def __init__(self, datastore: PostgresDatastore, events_table_name: str = "stored_events"):
         super().__init__(datastore, events_table_name=events_table_name)
         schema, table = Identifier(datastore.schema), Identifier(self.events_table_name)
