@@ -21,7 +21,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 
 from ledger.casino import Casino
-from ledger.errors import InsufficientFunds
+from ledger.errors import InsufficientFunds, SessionClosed
 from ledger.keys import Keyring, load_private_key
 from ledger.settings import Settings
 from tests.conftest import PG_URL, Store
@@ -66,7 +66,8 @@ def assert_exactly_the_affordable_stakes_succeeded(
     assert count_topic(store, STAKE_DEBITED) == AFFORDABLE
 
 
-def run_threads(apps: list[Casino], session_id: str) -> list[Outcome]:
+def run_threads(apps: list[Casino], attempt: Callable[[Casino, int], Outcome]) -> list[Outcome]:
+    """``ATTEMPTS`` numbered attempts shared out between ``THREADS`` threads, all at once."""
     attempts: queue.Queue[int] = queue.Queue()
     for n in range(ATTEMPTS):
         attempts.put(n)
@@ -82,7 +83,7 @@ def run_threads(apps: list[Casino], session_id: str) -> list[Outcome]:
                 n = attempts.get_nowait()
             except queue.Empty:
                 return
-            outcome = attempt_stake(app, session_id, n)
+            outcome = attempt(app, n)
             with lock:
                 outcomes.append(outcome)
 
@@ -99,9 +100,56 @@ def test_concurrent_stakes_from_threads_never_overdraw_the_session(store: Store,
     casinos = [store.open() for _ in range(apps)]
     sid = fund_session(casinos[0])
 
-    outcomes = run_threads(casinos, sid)
+    outcomes = run_threads(casinos, lambda app, n: attempt_stake(app, sid, n))
 
     assert_exactly_the_affordable_stakes_succeeded(store, casinos[-1], sid, outcomes)
+
+
+def test_concurrent_buy_ins_never_overdraw_the_account(store: Store) -> None:
+    casinos = [store.open(), store.open()]
+    casinos[0].open_account("open", "ann", "EUR")
+    casinos[0].deposit("fund", "ann", STAKE * AFFORDABLE)
+
+    def buy_in(app: Casino, n: int) -> Outcome:
+        try:
+            return ("ok", app.open_session(f"buy-in-{n}", "ann", STAKE)["account_balance"])
+        except InsufficientFunds:
+            return ("insufficient", "")
+        except Exception as e:  # reported by the test as an unexpected outcome
+            return ("error", repr(e))
+
+    outcomes = run_threads(casinos, buy_in)
+
+    assert [o for o in outcomes if o[0] == "error"] == []
+    assert sorted(b for kind, b in outcomes if kind == "ok") == [
+        STAKE * k for k in range(AFFORDABLE)
+    ]
+    assert casinos[0].account_balance("ann") == 0
+    assert count_topic(store, "croupier/account/session-funded@1") == AFFORDABLE
+
+
+def test_concurrent_closes_return_the_session_balance_once(store: Store) -> None:
+    casinos = [store.open(), store.open()]
+    sid = fund_session(casinos[0])
+    casinos[0].stake("stake", sid, "round-1", STAKE)
+
+    def close(app: Casino, n: int) -> Outcome:
+        try:
+            return ("ok", app.close_session(f"close-{n}", sid))
+        except SessionClosed:
+            return ("closed", "")
+        except Exception as e:  # reported by the test as an unexpected outcome
+            return ("error", repr(e))
+
+    outcomes = run_threads(casinos, close)
+
+    final = STAKE * (AFFORDABLE - 1)
+    assert [o for o in outcomes if o[0] == "error"] == []
+    assert [value for kind, value in outcomes if kind == "ok"] == [
+        {"session_id": sid, "final_balance": final, "account_balance": final}
+    ]
+    assert casinos[1].account_balance("ann") == final
+    assert count_topic(store, "croupier/account/session-returned@1") == 1
 
 
 # -- several processes on one PostgreSQL schema ---------------------------------------

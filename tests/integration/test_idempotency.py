@@ -143,3 +143,37 @@ def test_twenty_concurrent_senders_of_one_deposit_request_move_money_once(
     assert [topic for topic, _ in moves] == ["croupier/account/deposited@1"]
     assert moves[0][1]["amount"] == 75
     assert all(app.account_balance("ann") == 75 for app in casinos)
+
+
+def test_concurrent_senders_of_one_request_id_with_two_bodies_get_one_answer(
+    store: Store,
+) -> None:
+    casinos = [store.open(), store.open()]
+    casinos[0].open_account("open", "ann", "EUR")
+    senders = 20
+    barrier = threading.Barrier(senders)
+    outcomes: list[tuple[int, Any]] = [(0, None)] * senders
+
+    def send(i: int) -> None:
+        amount = 75 if i % 2 else 76
+        barrier.wait()
+        try:
+            outcomes[i] = (amount, casinos[i % 2].deposit("the-one-deposit", "ann", amount))
+        except IdempotencyConflict as e:
+            outcomes[i] = (amount, e)
+
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(senders)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    moves = movement_rows(store)
+    assert [topic for topic, _ in moves] == ["croupier/account/deposited@1"]
+    winner = moves[0][1]["amount"]
+    for amount, outcome in outcomes:
+        if amount == winner:
+            assert outcome == {"player_id": "ann", "balance": winner}
+        else:
+            assert isinstance(outcome, IdempotencyConflict)
+    assert casinos[1].account_balance("ann") == winner
