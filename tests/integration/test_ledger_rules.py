@@ -285,6 +285,18 @@ def test_commands_for_an_unknown_session_are_refused(
         app.session_balance(session_id)
 
 
+@pytest.mark.parametrize("round_id", ["", None, 7])
+def test_session_money_commands_need_a_round_id(
+    store: Store, app: Casino, round_id: object
+) -> None:
+    funded_player(app)
+    sid = open_session(app)
+
+    assert_refused(store, InvalidRequest, app.stake, "k1", sid, round_id, 10)
+    assert_refused(store, InvalidRequest, app.credit_win, "w1", sid, round_id, 10)
+    assert_refused(store, InvalidRequest, app.refund, "f1", sid, round_id, 10)
+
+
 # -- amounts --------------------------------------------------------------------------
 
 BAD_AMOUNTS: list[object] = [0, -1, -500, 1.0, 0.5, Decimal(10), True, False, "100", None]
