@@ -8,21 +8,22 @@ exact per-round variance (:mod:`games.rtp`; 4-line rounds use the variance of th
 four lines dealt the same cards, not of independent hands).
 
 What simulation can and cannot catch in CI time. 16,000 four-line rounds at one coin
-(64,000 hands, about 10-15 s) give the observed RTP a standard deviation of 1.1 points
-of a percent. A wrong paytable entry moves the RTP by ``P(hand) x error``; it is caught
-with 99.9 % confidence and 99.9 % power when that move is at least 6.4 standard
+(64,000 hands, about 10-15 s) give the observed RTP a standard deviation of 1.1
+percentage points. A wrong paytable entry moves the RTP by ``P(hand) x error``; it is
+caught with 99.9 % confidence and 99.9 % power when that move is at least 6.4 standard
 deviations (``TYPOS`` asserts this for each entry, so the list was chosen by power, not
 by how this seed happened to fall): jacks or better 1 -> 0 or 2 (the 5-coin column's
-"5 -> 0"), two pair 2 -> 1 or 3, three of a kind 3 -> 2 or 4. One-unit typos in the
-rarer hands move the RTP by about one point and need some 400,000-550,000 such rounds
-(full house 9 -> 8, flush 6 -> 5, straight 4 -> 3, four of a kind 25 -> 20; see
-``bench/bench_rtp.py``), and the royal flush (4000 vs 250 x 5 at five coins) and the
-straight flush are out of reach of any simulation: those entries are pinned by the exact
-full-cycle maths (``test_video_poker_rtp.py``: the exact RTP fractions of each column)
-and by :func:`test_every_hand_seen_paid_exactly_its_paytable_amount`, which checks the
-amount paid for every final hand that occurred. Red Dog has no plausible one-entry typo
-that 12,000 rounds could see (spread 1 paying 4:1 instead of 5:1 moves the RTP by 1.1
-points); its table is pinned by the exhaustive settlement test.
+"5 -> 0"), two pair 2 -> 1 or 3, three of a kind 3 -> 2 or 4. A one-unit typo in a rarer
+hand moves the RTP by about one percentage point and would need 580,000-700,000 such
+rounds (full house 9 -> 8, flush 6 -> 5, straight 4 -> 3), four of a kind 25 -> 24 some
+14 million (``bench/bench_rtp.py`` prints these); the straight flush and the royal flush
+(4000 vs 250 x 5 at five coins) are out of reach of any simulation. Those entries are
+pinned by the exact full-cycle maths (``test_video_poker_rtp.py``: each column's exact
+RTP fraction) and by :func:`test_every_hand_seen_paid_exactly_its_paytable_amount`,
+which checks the amount paid for every final hand that occurred. Red Dog has no
+plausible one-entry typo that 12,000 rounds could see (spread 1 paying 4:1 instead of
+5:1 moves the RTP by 1.1 percentage points); its table is pinned by the exhaustive
+settlement test.
 """
 
 from __future__ import annotations
