@@ -72,8 +72,8 @@ THEORY_NOTES = (
     "  per staked = E[payout] / E[bet + raise].",
     'Published: seed 000 "99,54 (da 1 a 4 fiche); 98,37 (5 fiche)"; seed 003 "96,84%";'
     " seed 004 publishes none.",
-    "Max paid: returned per unit bet, stake included. Hit freq.: lines (Red Dog: rounds) that"
-    " pay more than nothing (Red Dog: than the stake).",
+    "Max paid: returned per unit bet, stake included. Hit freq.: share of hands that pay"
+    " (Red Dog: of rounds that win more than the stake).",
 )
 MATCHES = "matches"
 SWAPPED = "matches the other coin column (published figures swapped)"
