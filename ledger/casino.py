@@ -7,10 +7,13 @@ version conflict reloads and re-runs the whole command.
 
 from __future__ import annotations
 
+import fcntl
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 from uuid import UUID, uuid4
 
@@ -60,7 +63,14 @@ class Casino(RedDogCommands, VideoPokerCommands, RoundCommands, Application[UUID
         self.settings = settings or Settings()
         self.seed_source = seed_source
         self.keyring = keyring or self.settings.keyring()
-        super().__init__(env=self.settings.eventsourcing_env())
+        env = self.settings.eventsourcing_env()
+        if "SQLITE_DBNAME" in env:
+            # Processes starting together on one SQLite file race to switch it to WAL and
+            # create the tables ("database is locked"): take turns on a lock file.
+            with _file_lock(Path(env["SQLITE_DBNAME"]).with_suffix(".lock")):
+                super().__init__(env=env)
+        else:
+            super().__init__(env=env)
         self._seal_lock = threading.Lock()
         self.adapters: dict[str, GameAdapter] = {
             "red-dog": RedDogAdapter(),
@@ -332,6 +342,16 @@ class Casino(RedDogCommands, VideoPokerCommands, RoundCommands, Application[UUID
                 self.seal()
         finally:
             super().close()
+
+
+@contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def new_id() -> UUID:

@@ -71,16 +71,17 @@ class SigningEventStore(EventStore[UUID]):
         self, mapper: VerifyingMapper, recorder: AggregateRecorder, cache_size: int = 100_000
     ) -> None:
         super().__init__(mapper, recorder)
-        self._last: OrderedDict[UUID | str, tuple[int, bytes]] = OrderedDict()
+        self._last: OrderedDict[tuple[UUID | str, int], bytes] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
-    # -- hash-chain cache: the hash of the newest known event of each aggregate --------
+    # -- hash-chain cache: recent (aggregate, version) -> event hash ----------------------
+    # Keyed by version, not just "newest per aggregate": the repository's cached copy of
+    # an aggregate lags its own saves, so the next read asks for the hash one version back.
 
     def _remember(self, originator_id: UUID | str, version: int, h: bytes) -> None:
         with self._lock:
-            self._last[originator_id] = (version, h)
-            self._last.move_to_end(originator_id)
+            self._last[(originator_id, version)] = h
             while len(self._last) > self._cache_size:
                 self._last.popitem(last=False)
 
@@ -88,9 +89,9 @@ class SigningEventStore(EventStore[UUID]):
         if version == 0:
             return envelope.GENESIS
         with self._lock:
-            known = self._last.get(originator_id)
-        if known is not None and known[0] == version:
-            return known[1]
+            known = self._last.get((originator_id, version))
+        if known is not None:
+            return known
         rows = list(
             self.recorder.select_events(originator_id, gt=version - 1, lte=version, limit=1)
         )
@@ -155,6 +156,7 @@ class SigningEventStore(EventStore[UUID]):
             expected = first
             for row in rows:
                 plain, env, h = self.mapper.open(row)
+                self._remember(originator_id, row.originator_version, h)
                 if row.originator_version != expected:
                     raise TamperDetected(f"aggregate {originator_id}: version v{expected} missing")
                 if env.prev_hash != prev:
@@ -163,7 +165,6 @@ class SigningEventStore(EventStore[UUID]):
                     )
                 events.append(Mapper.to_domain_event(self.mapper, plain))
                 prev, expected = h, expected + 1
-            self._remember(originator_id, expected - 1, prev)
         if desc:
             events.reverse()
         return iter(events)
@@ -188,9 +189,15 @@ class AppendOnlyPostgresRecorder(PostgresApplicationRecorder):
     """Also serialises schema creation: processes starting at the same moment would
     otherwise deadlock on CREATE OR REPLACE of the trigger function and triggers."""
 
-    def _create_table(self, curs: Any) -> None:
-        curs.execute(SQL("SELECT pg_advisory_xact_lock(hashtext('croupier-create-schema'))"))
-        super()._create_table(curs)
+    def create_table(self) -> None:
+        # The library creates composite types in their own transactions before the tables;
+        # a session-level lock on a separate connection covers all of it.
+        with self.datastore.get_connection() as conn:
+            conn.execute(SQL("SELECT pg_advisory_lock(hashtext('croupier-create-schema'))"))
+            try:
+                super().create_table()
+            finally:
+                conn.execute(SQL("SELECT pg_advisory_unlock(hashtext('croupier-create-schema'))"))
 
     def __init__(self, datastore: PostgresDatastore, events_table_name: str = "stored_events"):
         super().__init__(datastore, events_table_name=events_table_name)
