@@ -41,7 +41,7 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,6 +71,7 @@ class Run:
     rounds: int
     lat: Latencies
     cpu: dict[str, float]
+    retries: int
 
     @property
     def rate(self) -> float:
@@ -119,7 +120,8 @@ def server(database_url: str, data_dir: Path, interval: float) -> Iterator[tuple
     }
     cmd = [sys.executable, "-m", "api.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
     cmd += ["--log-level", "warning", "--no-access-log"]
-    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
+    log = (data_dir.parent / "serve.log").open("w")
+    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -143,6 +145,10 @@ def server(database_url: str, data_dir: Path, interval: float) -> Iterator[tuple
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        log.close()
+        errors = (data_dir.parent / "serve.log").read_text().strip()
+        if errors:
+            print(f"croupier serve said:\n{errors}", file=sys.stderr)
 
 
 def auth(token: str) -> dict[str, str]:
@@ -156,12 +162,22 @@ class HttpPlayer:
         self.sid = ""
         self.token = ""
         self.requests = 0
+        self.retries = 0
 
     async def post(self, path: str, token: str, body: Any, lat: Latencies, kind: str) -> Any:
         self.requests += 1
         headers = {**auth(token), "Idempotency-Key": f"{self.name}-{self.requests}"}
         t = time.perf_counter()
-        r = await self.client.post(path, json=body, headers=headers)
+        for attempt in range(3):
+            try:
+                r = await self.client.post(path, json=body, headers=headers)
+                break
+            except httpx.TransportError:
+                # What a game client does on a dropped connection: send it again with the
+                # same Idempotency-Key (at most once on the ledger, whatever happened).
+                self.retries += 1
+                if attempt == 2:
+                    raise
         lat[kind].append(time.perf_counter() - t)
         if r.status_code >= 300:
             raise RuntimeError(f"{kind}: {r.status_code} {r.text}")
@@ -188,9 +204,20 @@ class HttpPlayer:
 
 
 async def run_http(base: str, pid: int, tag: str, clients: int, rounds: int, timeout: float) -> Run:
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=120) as client:
-        players = [HttpPlayer(client, f"{tag}{n}") for n in range(clients)]
+    # One client (and connection) per player, as game clients are; idle connections expire
+    # on the client before uvicorn's 5 s keep-alive closes them, so no request is sent on
+    # a connection the server is closing.
+    limits = httpx.Limits(max_connections=1, keepalive_expiry=2.0)
+    async with AsyncExitStack() as stack:
+        players = [
+            HttpPlayer(
+                await stack.enter_async_context(
+                    httpx.AsyncClient(base_url=base, limits=limits, timeout=120)
+                ),
+                f"{tag}{n}",
+            )
+            for n in range(clients)
+        ]
         await asyncio.gather(*(p.open() for p in players))
         await asyncio.gather(*(p.play_round(defaultdict(list)) for p in players))  # warm-up
 
@@ -214,7 +241,7 @@ async def run_http(base: str, pid: int, tag: str, clients: int, rounds: int, tim
             "server": cpu_seconds(pid) - server_cpu,
             "load generator": time.process_time() - client_cpu,
         }
-        return Run(wall, done, lat, cpu)
+        return Run(wall, done, lat, cpu, sum(p.retries for p in players))
 
 
 # -- in-process ------------------------------------------------------------------------------
@@ -271,7 +298,7 @@ def run_in_process(app: Casino, tag: str, clients: int, rounds: int, timeout: fl
     start = time.perf_counter()
     in_threads(play, sessions)
     wall = time.perf_counter() - start
-    return Run(wall, sum(counts), lat, {"process": time.process_time() - cpu})
+    return Run(wall, sum(counts), lat, {"process": time.process_time() - cpu}, 0)
 
 
 # -- report ----------------------------------------------------------------------------------
@@ -298,6 +325,8 @@ def report(name: str, run: Run) -> None:
     if run.rounds:
         cpu = ", ".join(f"{k} {v / run.rounds * 1000:.1f} ms" for k, v in run.cpu.items())
         print(f"  CPU per round: {cpu}")
+    if run.retries:
+        print(f"  requests re-sent after a transport error: {run.retries}")
 
 
 def main() -> int:
