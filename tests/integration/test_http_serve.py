@@ -1,0 +1,88 @@
+"""``croupier serve`` with nothing configured: SQLite in the data directory, keys, tokens
+and the session-token secret generated on first run (files 0600), and a checkpoint
+written when it stops; restarting it keeps the same tokens."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+from audit_cli.main import main as audit_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@contextmanager
+def serving(data_dir: Path) -> Iterator[str]:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CROUPIER_", "POSTGRES_"))}
+    env.update(CROUPIER_DATA_DIR=str(data_dir), PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--no-access-log"]
+    proc = subprocess.Popen(
+        cmd, env=env, cwd=data_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None, proc.communicate()[0]
+            assert time.monotonic() < deadline, "croupier serve did not start in 30 s"
+            time.sleep(0.1)
+        yield base
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=30)
+        # uvicorn shuts down gracefully, then re-raises SIGTERM for the exit status.
+        assert proc.returncode in (0, -signal.SIGTERM), out
+        assert "Application shutdown complete" in out
+    assert f"tokens: {data_dir / 'api-tokens.json'}" in out
+    assert f"secret: {data_dir / 'keys' / 'api-secret.key'}" in out
+
+
+def test_serve_generates_its_credentials_once_and_seals_on_stop(tmp_path: Path) -> None:
+    with serving(tmp_path) as base:
+        tokens_file = tmp_path / "api-tokens.json"
+        tokens = json.loads(tokens_file.read_text())
+        for path in (tokens_file, tmp_path / "keys" / "api-secret.key"):
+            assert path.stat().st_mode & 0o777 == 0o600, path
+        op = {"Authorization": f"Bearer {tokens['operator']}"}
+        r = httpx.post(
+            f"{base}/v1/accounts",
+            json={"player_id": "ann", "currency": "EUR"},
+            headers={**op, "Idempotency-Key": "open-ann"},
+        )
+        assert r.status_code == 201, r.text
+        aud = {"Authorization": f"Bearer {tokens['auditor']}"}
+        assert httpx.get(f"{base}/v1/audit/keys", headers=aud).status_code == 200
+        assert httpx.get(f"{base}/openapi.json").json()["info"]["title"] == "croupier"
+        assert httpx.get(f"{base}/docs").status_code == 200
+
+    with serving(tmp_path) as base:
+        assert json.loads(tokens_file.read_text()) == tokens
+        r = httpx.get(f"{base}/v1/accounts/ann", headers=op)
+        assert (r.status_code, r.json()["balance"]) == (200, 0)
+
+    # Stopping sealed a checkpoint over everything; the log verifies with the default keys.
+    assert audit_cli(["verify", "--db", str(tmp_path / "casino.sqlite"), "--jobs", "1"]) == 0
