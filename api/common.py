@@ -44,7 +44,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def casino(request: Request) -> Casino:
+async def casino(request: Request) -> Casino:
     app: Casino = request.app.state.casino
     return app
 

@@ -7,7 +7,7 @@ Responses show only cards already dealt, and the seed only once the round has en
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
@@ -64,7 +64,7 @@ def session_state(caller: Reader, app: App) -> SessionState:
 
 
 @router.get("/sessions/{session_id}/round", response_model=CurrentRound)
-def current_round(caller: Reader, app: App) -> CurrentRound:
+def currentround_view(caller: Reader, app: App) -> CurrentRound:
     """The open round, if any, as the player last saw it: resume after a reconnect."""
     session = app.get_session(_sid(caller))
     rnd = app.open_round(_sid(caller))
@@ -80,35 +80,31 @@ def last_games(caller: Reader, app: App) -> GameHistory:
     return GameHistory(games=[GameSummary.model_validate(g) for g in games])
 
 
-def _round(result: dict[str, Any]) -> RoundView:
-    return round_view(result)
-
-
 # -- Red Dog (seed 003) ----------------------------------------------------------------------
 
 
 @router.post("/sessions/{session_id}/red-dog/bet", response_model=RoundView)
 def red_dog_bet(body: RedDogBet, key: IdempotencyKey, caller: Player, app: App) -> RoundView:
     """Stake a bet and deal two cards (a pair or consecutive cards settle at once)."""
-    return _round(once(lambda: app.red_dog_bet(key, _sid(caller), body.bet)))
+    return round_view(once(lambda: app.red_dog_bet(key, _sid(caller), body.bet)))
 
 
 @router.post("/sessions/{session_id}/red-dog/raise", response_model=RoundView)
 def red_dog_raise(body: RedDogRaise, key: IdempotencyKey, caller: Player, app: App) -> RoundView:
     """Raise by up to the original bet, then the third card decides."""
-    return _round(once(lambda: app.red_dog_raise(key, _sid(caller), body.amount)))
+    return round_view(once(lambda: app.red_dog_raise(key, _sid(caller), body.amount)))
 
 
 @router.post("/sessions/{session_id}/red-dog/see", response_model=RoundView)
 def red_dog_see(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
     """No raise: the third card decides."""
-    return _round(once(lambda: app.red_dog_see(key, _sid(caller))))
+    return round_view(once(lambda: app.red_dog_see(key, _sid(caller))))
 
 
 @router.post("/sessions/{session_id}/red-dog/repeat", response_model=RoundView)
 def red_dog_repeat(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
     """The same bet as the session's last Red Dog round, dealt at once."""
-    return _round(once(lambda: app.red_dog_repeat(key, _sid(caller))))
+    return round_view(once(lambda: app.red_dog_repeat(key, _sid(caller))))
 
 
 # -- Jacks or Better (seeds 000 and 004) -----------------------------------------------------
@@ -119,7 +115,7 @@ def video_poker_deal(
     body: VideoPokerDeal, key: IdempotencyKey, caller: Player, app: App
 ) -> RoundView:
     """Stake coin value x coins x lines and deal five cards with the proposed holds."""
-    return _round(
+    return round_view(
         once(
             lambda: app.vp_deal(
                 key, _sid(caller), body.variant, body.coin_value, body.coins, body.lines
@@ -133,25 +129,25 @@ def video_poker_draw(
     body: VideoPokerDraw, key: IdempotencyKey, caller: Player, app: App
 ) -> RoundView:
     """Hold the given positions and draw the rest (each line from its own deck)."""
-    return _round(once(lambda: app.vp_act(key, _sid(caller), ["draw", list(body.holds)])))
+    return round_view(once(lambda: app.vp_act(key, _sid(caller), ["draw", list(body.holds)])))
 
 
 @router.post("/sessions/{session_id}/video-poker/collect", response_model=RoundView)
 def video_poker_collect(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
     """Take the pending win: it is credited and the round ends."""
-    return _round(once(lambda: app.vp_act(key, _sid(caller), ["collect"])))
+    return round_view(once(lambda: app.vp_act(key, _sid(caller), ["collect"])))
 
 
 @router.post("/sessions/{session_id}/video-poker/double", response_model=RoundView)
 def video_poker_double(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
     """Stake the whole pending win on a double-up step."""
-    return _round(once(lambda: app.vp_act(key, _sid(caller), ["double"])))
+    return round_view(once(lambda: app.vp_act(key, _sid(caller), ["double"])))
 
 
 @router.post("/sessions/{session_id}/video-poker/half-double", response_model=RoundView)
 def video_poker_half_double(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
     """Stake half the pending win (rounded down) and bank the rest."""
-    return _round(once(lambda: app.vp_act(key, _sid(caller), ["half-double"])))
+    return round_view(once(lambda: app.vp_act(key, _sid(caller), ["half-double"])))
 
 
 @router.post("/sessions/{session_id}/video-poker/pick", response_model=RoundView)
@@ -159,4 +155,4 @@ def video_poker_pick(
     body: VideoPokerPick, key: IdempotencyKey, caller: Player, app: App
 ) -> RoundView:
     """Pick one of the four face-down cards against the dealer's card."""
-    return _round(once(lambda: app.vp_act(key, _sid(caller), ["pick", body.index])))
+    return round_view(once(lambda: app.vp_act(key, _sid(caller), ["pick", body.index])))
