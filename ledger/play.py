@@ -109,13 +109,18 @@ class RoundCommands:
         command: str,
     ) -> Result:
         adapter = self.adapters[game]
+        # One seed per request: a retried attempt (version conflict, code clash) deals the
+        # same cards, so a deterministic seed source stays in step with the rounds.
+        seeds: list[bytes] = []
 
         def action() -> tuple[list[Aggregate], Result]:
             session = self._session(session_id)
             session.check_idle()
             stake = adapter.stake_of(params)  # validates the bet against the rules
             session.check_debit(stake)
-            seed = self.seed_source()
+            if not seeds:
+                seeds.append(self.seed_source())
+            seed = seeds[0]
             state = adapter.start(params, seed)
             now = datetime.now(UTC)
             prefix = getattr(adapter, "prefix", lambda _: adapter.code_prefix)(params)
