@@ -177,7 +177,7 @@ class GameSession(Aggregate):
         self.check_open()
         if self.open_round is not None:
             raise SessionBusy(
-                "a round is open in this session", session_id=self.id, round_id=self.open_round
+                "a round is open in this session", session_id=self.id, game_code=self.open_round
             )
 
     def check_debit(self, amount: int) -> None:

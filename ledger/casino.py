@@ -21,6 +21,7 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, OperationalError
 
+from games.errors import GameRuleError
 from ledger.accounts import Account, GameSession, account_id_for
 from ledger.errors import (
     AccountExists,
@@ -29,6 +30,7 @@ from ledger.errors import (
     CurrencyMismatch,
     IdempotencyConflict,
     InvalidRequest,
+    LedgerError,
     SessionNotFound,
 )
 from ledger.keys import Keyring
@@ -129,7 +131,15 @@ class Casino(RedDogCommands, VideoPokerCommands, RoundCommands, Application[UUID
                         request_id=request_id,
                     )
                 return dict(prior.result)
-            touched, result = action()
+            try:
+                touched, result = action()
+            except (LedgerError, GameRuleError):
+                # A duplicate of a request still in flight can be refused (the session is
+                # busy with the original): if the original has landed, answer with it.
+                landed = self.find(Request, rid)
+                if landed is not None and landed.digest == digest and landed.command == command:
+                    return dict(landed.result)
+                raise
             record = Request(
                 scope=scope, request_id=request_id, command=command, digest=digest, result=result
             )

@@ -17,7 +17,8 @@ class LedgerError(Exception):
         self.ids = {k: str(v) for k, v in ids.items() if v is not None}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, **self.ids}
+        # The error's code and message win over any id of the same name.
+        return {**self.ids, "code": self.code, "message": self.message}
 
 
 class InvalidAmount(LedgerError):

@@ -7,6 +7,7 @@ so a round resumes with the same cards after any crash or restart.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -90,7 +91,7 @@ class RoundCommands:
             raise RoundNotFound("a game code is required")
         rnd = self.find(Round, round_id_for(code))
         if rnd is None:
-            raise RoundNotFound(f"no round with game code {code!r}", code=code)
+            raise RoundNotFound(f"no round with game code {code!r}", game_code=code)
         return rnd
 
     def open_round(self: Casino, session_id: str) -> Round | None:  # type: ignore[misc]  # mixin method typed against the composed Casino
@@ -105,17 +106,23 @@ class RoundCommands:
         scope: str,
         session_id: str,
         game: str,
-        params: dict[str, Any],
+        params: dict[str, Any] | Callable[[GameSession], dict[str, Any]],
         command: str,
     ) -> Result:
+        """``params`` may be a function of the session (e.g. "repeat" the last bet); then
+        the request body is just the session, so a retry is recognised however the
+        session's last bet has moved on since."""
         adapter = self.adapters[game]
         # One seed per request: a retried attempt (version conflict, code clash) deals the
         # same cards, so a deterministic seed source stays in step with the rounds.
         seeds: list[bytes] = []
+        round_params = params if callable(params) else (lambda _: params)
+        body = {} if callable(params) else params
 
         def action() -> tuple[list[Aggregate], Result]:
             session = self._session(session_id)
             session.check_idle()
+            params = round_params(session)
             stake = adapter.stake_of(params)  # validates the bet against the rules
             session.check_debit(stake)
             if not seeds:
@@ -150,7 +157,7 @@ class RoundCommands:
             return [session, rnd], round_result(rnd, session.balance)
 
         return self.command(
-            scope, request_id, command, {"session_id": str(session_id), **params}, action
+            scope, request_id, command, {"session_id": str(session_id), **body}, action
         )
 
     def act(  # type: ignore[misc]  # mixin method typed against the composed Casino

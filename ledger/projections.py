@@ -104,5 +104,5 @@ class History:
             doc["timestamp"] = getattr(e, "timestamp").isoformat()  # noqa: B009  # Aggregate events carry it; the protocol type does not
             steps.append(doc)
         if not steps:
-            raise RoundNotFound(f"no round with game code {code!r}", code=code)
+            raise RoundNotFound(f"no round with game code {code!r}", game_code=code)
         return steps

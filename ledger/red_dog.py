@@ -9,6 +9,7 @@ from ledger.errors import InvalidRequest
 from ledger.play import Result
 
 if TYPE_CHECKING:
+    from ledger.accounts import GameSession
     from ledger.casino import Casino
 
 GAME = "red-dog"
@@ -98,9 +99,17 @@ class RedDogCommands:
 
     def red_dog_repeat(self: Casino, request_id: str, session_id: str) -> Result:  # type: ignore[misc]  # mixin method typed against the composed Casino
         """seed 003 "Ripeti": the same bet as the last Red Dog round, dealt at once."""
-        last = self._session(session_id).last_stake
-        if not last or last.get("game") != GAME:
-            raise InvalidRequest(
-                "no previous Red Dog bet in this session to repeat", session_id=session_id
-            )
-        return self.red_dog_bet(request_id, session_id, int(last["params"]["bet"]))
+        adapter = self.adapters[GAME]
+        assert isinstance(adapter, RedDogAdapter)
+
+        def last_bet(session: GameSession) -> dict[str, Any]:
+            last = session.last_stake
+            if not last or last.get("game") != GAME:
+                raise InvalidRequest(
+                    "no previous Red Dog bet in this session to repeat", session_id=session_id
+                )
+            return adapter.params(int(last["params"]["bet"]))
+
+        return self.start_round(
+            request_id, f"session:{session_id}", session_id, GAME, last_bet, "red_dog_repeat"
+        )

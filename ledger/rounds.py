@@ -110,7 +110,7 @@ class Round(Aggregate):
 
     def check_open(self) -> None:
         if self.status != "open":
-            raise RoundNotOpen(f"round {self.code} is {self.status}", code=self.code)
+            raise RoundNotOpen(f"round {self.code} is {self.status}", game_code=self.code)
 
     @event("Acted", topic="croupier/round/acted@1")
     def acted(

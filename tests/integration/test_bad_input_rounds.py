@@ -34,6 +34,7 @@ from ledger.errors import (
     InvalidRequest,
     LedgerError,
     RoundNotFound,
+    SessionBusy,
     SessionClosed,
     SessionNotFound,
 )
@@ -308,7 +309,7 @@ def test_a_red_dog_action_on_another_games_open_round_is_refused(store: Store, a
 
     assert_refused(store, InvalidDecision, app.red_dog_see, "see", sid)
     assert_refused(store, InvalidDecision, app.red_dog_raise, "raise", sid, BET)
-    assert_refused(store, InvalidRequest, app.red_dog_repeat, "repeat", sid)
+    assert_refused(store, SessionBusy, app.red_dog_repeat, "repeat", sid)  # a round is open
 
     rnd = app.open_round(sid)
     assert rnd is not None and rnd.code == dealt["code"] and rnd.view == dealt["view"]

@@ -529,7 +529,7 @@ def test_voiding_an_unknown_code_is_round_not_found_and_writes_nothing(
         app.void_round("void-1", "RD-20000101-000000-ZZZZ", "malfunction", "INC-6")
 
     assert caught.value.code == "round-not-found"
-    assert caught.value.ids == {"code": "RD-20000101-000000-ZZZZ"}
+    assert caught.value.ids == {"game_code": "RD-20000101-000000-ZZZZ"}
     assert raw_rows(store) == before
 
 
