@@ -57,11 +57,13 @@ def main() -> None:
         return
     try:
         with tempfile.TemporaryDirectory() as d:
-            app = Casino(Settings(data_dir=Path(d), database_url=f"{PG}?schema={schema}"),
-                         keyring=ring)
+            app = Casino(
+                Settings(data_dir=Path(d), database_url=f"{PG}?schema={schema}"), keyring=ring
+            )
             try:
-                print(f"postgres: {play(app, rounds):,.0f} complete 4-line rounds/s "
-                      f"({rounds} rounds)")
+                print(
+                    f"postgres: {play(app, rounds):,.0f} complete 4-line rounds/s ({rounds} rounds)"
+                )
             finally:
                 app.close()
     finally:
