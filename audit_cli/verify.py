@@ -132,12 +132,14 @@ def _check_chunk(
 
 def _check_range(
     db: str, lo: int, hi: int
-) -> tuple[list[Row], list[tuple[str, bytes, bytes, bytes, dict[str, Any] | None]]]:
+) -> tuple[
+    list[tuple[int, str, int, str]], list[tuple[str, bytes, bytes, bytes, dict[str, Any] | None]]
+]:
     """Worker side of ``verify_db``: read a range of rows and check them; the rows go back
-    without their state, so the parent never handles the bulk of the log."""
+    as plain tuples without their state, so the parent never handles the bulk of the log."""
     rows = read_range(db, lo, hi)
     results = _check_chunk(rows)
-    return [Row(r.notification_id, r.originator_id, r.version, r.topic, b"") for r in rows], results
+    return [(r.notification_id, r.originator_id, r.version, r.topic) for r in rows], results
 
 
 def verify_db(
@@ -158,7 +160,8 @@ def verify_db(
     ranges = [(a, min(a + CHUNK - 1, hi)) for a in range(lo, hi + 1, CHUNK)]
     ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
     with ctx.Pool(jobs, initializer=_init, initargs=(raw,)) as pool:
-        for rows, results in pool.imap(_range_job, [(db, a, b) for a, b in ranges], chunksize=1):
+        for ids, results in pool.imap(_range_job, [(db, a, b) for a, b in ranges], chunksize=1):
+            rows = [Row(n, o, v, t, b"") for n, o, v, t in ids]
             checker.feed(rows, results)
             if progress:
                 progress(len(rows))
@@ -167,7 +170,9 @@ def verify_db(
 
 def _range_job(
     args: tuple[str, int, int],
-) -> tuple[list[Row], list[tuple[str, bytes, bytes, bytes, dict[str, Any] | None]]]:
+) -> tuple[
+    list[tuple[int, str, int, str]], list[tuple[str, bytes, bytes, bytes, dict[str, Any] | None]]
+]:
     return _check_range(*args)
 
 
