@@ -6,6 +6,7 @@ TRUNCATE) of event rows, so even the application's own connection cannot rewrite
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
@@ -32,9 +33,28 @@ _APPEND_ONLY = "croupier: event rows are append-only"
 
 
 class VerifyingMapper(Mapper[UUID]):
-    """Checks the Ed25519 envelope of each stored event before decoding its payload."""
+    """Checks the Ed25519 envelope of each stored event before decoding its payload.
+
+    Rows this process sealed itself are recognised by the SHA-256 of their stored bytes:
+    identical bytes carry the signature we just made, so re-verifying them (the
+    repository reading back its own writes, the sealer hashing new events) is skipped.
+    Any changed byte misses this cache and gets the full check.
+    """
 
     keyring: Keyring
+    _sealed: OrderedDict[tuple[UUID | str, int], tuple[bytes, bytes]]
+    _sealed_lock: threading.Lock
+    SEALED_CACHE = 200_000
+
+    def remember_sealed(
+        self, originator_id: UUID | str, version: int, state: bytes, event_hash: bytes
+    ) -> None:
+        if not hasattr(self, "_sealed"):
+            self._sealed, self._sealed_lock = OrderedDict(), threading.Lock()
+        with self._sealed_lock:
+            self._sealed[(originator_id, version)] = (hashlib.sha256(state).digest(), event_hash)
+            while len(self._sealed) > self.SEALED_CACHE:
+                self._sealed.popitem(last=False)
 
     def open(self, stored: StoredEvent) -> tuple[StoredEvent, envelope.Envelope, bytes]:
         """Return the unsealed stored event, its envelope and its event hash."""
@@ -43,6 +63,14 @@ class VerifyingMapper(Mapper[UUID]):
             env = envelope.decode(stored.state)
         except envelope.EnvelopeError as e:
             raise TamperDetected(f"{where}: {e}") from e
+        sealed = getattr(self, "_sealed", None)
+        if sealed is not None:
+            known = sealed.get((stored.originator_id, stored.originator_version))
+            if known is not None and known[0] == hashlib.sha256(stored.state).digest():
+                plain = StoredEvent(
+                    stored.originator_id, stored.originator_version, stored.topic, env.payload
+                )
+                return plain, env, known[1]
         pub = self.keyring.public_keys.get(env.kid)
         if pub is None:
             raise TamperDetected(f"{where}: signed with unknown key {env.kid!r}")
@@ -105,6 +133,7 @@ class SigningEventStore(EventStore[UUID]):
         key, kid = self.mapper.keyring.signing_key, self.mapper.keyring.signing_kid
         stored: list[StoredEvent] = []
         batch: dict[UUID | str, tuple[int, bytes]] = {}
+        hashes: list[tuple[int, bytes]] = []
         for event in domain_events:
             plain = self.mapper.to_stored_event(event)
             oid, version = plain.originator_id, plain.originator_version
@@ -115,8 +144,13 @@ class SigningEventStore(EventStore[UUID]):
                 prev = self._hash_at(oid, version - 1)
             state, h = envelope.seal(key, kid, oid, version, plain.topic, plain.state, prev)
             batch[oid] = (version, h)
+            hashes.append((version, h))
             stored.append(StoredEvent(oid, version, plain.topic, state))
         ids = self.recorder.insert_events(stored, **kwargs)
+        for s_ev, (_, h_ev) in zip(stored, hashes, strict=True):
+            self.mapper.remember_sealed(
+                s_ev.originator_id, s_ev.originator_version, s_ev.state, h_ev
+            )
         for oid, (version, h) in batch.items():
             self._remember(oid, version, h)
         recordings: list[Recording[UUID]] = []

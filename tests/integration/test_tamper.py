@@ -330,3 +330,30 @@ def test_cli_passes_on_untouched_log(store: Store) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "OK" in proc.stdout
+
+
+def test_the_application_refuses_to_load_a_tampered_event_it_wrote_itself(store: Store) -> None:
+    # The writer knows the bytes it sealed; a changed byte must still get the full check.
+    from ledger.errors import TamperDetected
+
+    app = store.open()
+    app.open_account("t1", "carol", "EUR")
+    app.deposit("t2", "carol", 500)
+    raw = Raw(store)
+    try:
+        n, _, _, _, state = _row_of(raw, "%account/deposited%", nth=0)
+        env = envelope.decode(bytes(state))
+        forged = envelope.encode(
+            envelope.Envelope(
+                env.kid, env.prev_hash, env.signature, env.payload.replace(b"500", b"900")
+            )
+        )
+        raw.q("UPDATE {t} SET state = ? WHERE {id} = ?", forged, n)
+    finally:
+        raw.close()
+    fresh = store.open(aggregate_cache_size=0)
+    with pytest.raises(TamperDetected):
+        fresh.account_balance("carol")
+    app.repository.cache = None  # read through to the database, not the in-memory copy
+    with pytest.raises(TamperDetected):
+        app.account_balance("carol")
