@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import uuid
-from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -21,7 +20,6 @@ from games.errors import (
     ActionOutOfPhase,
     BetAboveMaximum,
     BetBelowMinimum,
-    GameRuleError,
     InvalidDecision,
     RaiseTooLarge,
 )
@@ -32,51 +30,19 @@ from ledger.errors import (
     IdempotencyConflict,
     InsufficientFunds,
     InvalidRequest,
-    LedgerError,
     RoundNotFound,
     SessionBusy,
     SessionClosed,
     SessionNotFound,
 )
 from tests.conftest import Store
+from tests.helpers import assert_refused
 
 BUY_IN = 20_000
 BET = 200
 UNKNOWN_CODE = "RD-20000101-000000-ZZZZ"
 NOT_AMOUNTS = [0, -100, 100.0, 150.5, True, False, "100", None, Decimal("100")]
 ROUND_CLOSED_ERRORS = (InvalidRequest, ActionOutOfPhase)
-
-
-def raw_rows(store: Store) -> list[tuple[Any, ...]]:
-    """Every stored event row, in notification order, exactly as the database holds it."""
-    key = "rowid" if store.database_url is None else "notification_id"
-    conn = store.connect()
-    try:
-        cur = conn.execute(
-            f"SELECT {key}, originator_id, originator_version, topic, state "
-            f"FROM {store.table} ORDER BY {key}"
-        )
-        return [(n, str(o), v, t, bytes(s)) for n, o, v, t, s in cur.fetchall()]
-    finally:
-        conn.close()
-
-
-def assert_refused(
-    store: Store,
-    error: type[Exception] | tuple[type[Exception], ...],
-    command: Callable[..., Any],
-    *args: Any,
-) -> Any:
-    """Run a command that must be refused with a typed error and must not touch the log."""
-    before = raw_rows(store)
-    with pytest.raises(error) as caught:
-        command(*args)
-    err = caught.value
-    assert isinstance(err, LedgerError | GameRuleError), f"untyped error {err!r}"
-    assert isinstance(err.code, str) and err.code not in ("", "ledger-error", "game-rule")
-    assert err.message
-    assert raw_rows(store) == before, f"{type(err).__name__} refusal changed the stored rows"
-    return err
 
 
 class ChosenSeeds:

@@ -23,49 +23,19 @@ from ledger.errors import (
     InsufficientFunds,
     InvalidAmount,
     InvalidRequest,
-    LedgerError,
     SessionClosed,
     SessionNotFound,
 )
 from tests.conftest import Store
+from tests.helpers import assert_refused, raw_rows
 
 STAKE_DEBITED = "croupier/session/stake-debited@1"
 
 Row = tuple[Any, ...]
 
 
-def raw_rows(store: Store) -> list[Row]:
-    """Every stored event row, in notification order, exactly as the database holds it."""
-    if store.database_url is None:
-        sql = (
-            f"SELECT rowid, originator_id, originator_version, topic, state "
-            f"FROM {store.table} ORDER BY rowid"
-        )
-    else:
-        sql = (
-            f"SELECT notification_id, originator_id, originator_version, topic, state "
-            f"FROM {store.table} ORDER BY notification_id"
-        )
-    conn = store.connect()  # type: ignore[no-untyped-call]  # sqlite3 or psycopg connection
-    try:
-        return [(n, str(o), v, t, bytes(s)) for n, o, v, t, s in conn.execute(sql).fetchall()]
-    finally:
-        conn.close()
-
-
 def count_topic(store: Store, topic: str) -> int:
     return sum(1 for row in raw_rows(store) if row[3] == topic)
-
-
-def assert_refused(
-    store: Store, error: type[LedgerError], command: Callable[..., Any], *args: Any
-) -> LedgerError:
-    """Run a command that must be refused with ``error`` and must not touch the log."""
-    before = raw_rows(store)
-    with pytest.raises(error) as caught:
-        command(*args)
-    assert raw_rows(store) == before, f"{error.__name__} refusal changed the stored rows"
-    return caught.value
 
 
 def funded_player(app: Casino, player: str = "ann", deposit: int = 1_000) -> str:

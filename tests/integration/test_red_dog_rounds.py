@@ -31,6 +31,7 @@ from ledger.casino import Casino
 from ledger.errors import RoundNotFound, SessionBusy
 from ledger.rounds import round_id_for
 from tests.conftest import Store
+from tests.helpers import raw_rows
 
 DEPOSIT = 100_000
 BUY_IN = 20_000
@@ -115,20 +116,6 @@ def play(app: Casino, sid: str, rid: str, bet: int = BET, raise_by: int = 0) -> 
         else:
             result = app.red_dog_see(f"{rid}/see", sid)
     return result
-
-
-def raw_rows(store: Store) -> list[tuple[Any, ...]]:
-    """Every stored event row, in notification order, exactly as the database holds it."""
-    key = "rowid" if store.database_url is None else "notification_id"
-    conn = store.connect()
-    try:
-        cur = conn.execute(
-            f"SELECT {key}, originator_id, originator_version, topic, state "
-            f"FROM {store.table} ORDER BY {key}"
-        )
-        return [(n, str(o), v, t, bytes(s)) for n, o, v, t, s in cur.fetchall()]
-    finally:
-        conn.close()
 
 
 def payloads(store: Store, code: str) -> list[tuple[str, dict[str, Any]]]:

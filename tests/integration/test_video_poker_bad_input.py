@@ -30,12 +30,12 @@ from ledger.casino import Casino
 from ledger.errors import (
     InsufficientFunds,
     InvalidRequest,
-    LedgerError,
     SessionBusy,
     SessionClosed,
     SessionNotFound,
 )
 from tests.conftest import Store
+from tests.helpers import assert_refused
 
 BUY_IN = 20_000
 SMALL = ("jb-4line", 10, 1, 4)
@@ -50,38 +50,6 @@ UNOFFERED_LINES: list[tuple[str, Any]] = [
     *[("jb-multi", n) for n in (7, 0, 4, 101, 10.0)],
     *[("jb-4line", n) for n in (1, 3, 5, "4")],
 ]
-
-
-def raw_rows(store: Store) -> list[tuple[Any, ...]]:
-    """Every stored event row, in notification order, exactly as the database holds it."""
-    key = "rowid" if store.database_url is None else "notification_id"
-    conn = store.connect()
-    try:
-        cur = conn.execute(
-            f"SELECT {key}, originator_id, originator_version, topic, state "
-            f"FROM {store.table} ORDER BY {key}"
-        )
-        return [(n, str(o), v, t, bytes(s)) for n, o, v, t, s in cur.fetchall()]
-    finally:
-        conn.close()
-
-
-def assert_refused(
-    store: Store,
-    error: type[Exception] | tuple[type[Exception], ...],
-    command: Callable[..., Any],
-    *args: Any,
-) -> Any:
-    """Run a command that must be refused with a typed error and must not touch the log."""
-    before = raw_rows(store)
-    with pytest.raises(error) as caught:
-        command(*args)
-    err = caught.value
-    assert isinstance(err, LedgerError | GameRuleError), f"untyped error {err!r}"
-    assert isinstance(err.code, str) and err.code not in ("", "ledger-error", "game-rule")
-    assert err.message
-    assert raw_rows(store) == before, f"{type(err).__name__} refusal changed the stored rows"
-    return err
 
 
 # -- seeds --------------------------------------------------------------------------------

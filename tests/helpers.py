@@ -1,0 +1,44 @@
+"""Helpers shared by the store-level tests: the raw rows, and "refused and changed nothing"."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from games.errors import GameRuleError
+from ledger.errors import LedgerError
+from tests.conftest import Store
+
+
+def raw_rows(store: Store) -> list[tuple[Any, ...]]:
+    """Every stored event row, in notification order, exactly as the database holds it."""
+    key = "rowid" if store.database_url is None else "notification_id"
+    conn = store.connect()  # type: ignore[no-untyped-call]  # sqlite3 or psycopg connection
+    try:
+        cur = conn.execute(
+            f"SELECT {key}, originator_id, originator_version, topic, state "
+            f"FROM {store.table} ORDER BY {key}"
+        )
+        return [(n, str(o), v, t, bytes(s)) for n, o, v, t, s in cur.fetchall()]
+    finally:
+        conn.close()
+
+
+def assert_refused(
+    store: Store,
+    error: type[Exception] | tuple[type[Exception], ...],
+    command: Callable[..., Any],
+    *args: Any,
+) -> Any:
+    """Run a command that must be refused with a typed error and must not touch the log."""
+    before = raw_rows(store)
+    with pytest.raises(error) as caught:
+        command(*args)
+    err = caught.value
+    assert isinstance(err, LedgerError | GameRuleError), f"untyped error {err!r}"
+    assert isinstance(err.code, str) and err.code not in ("", "ledger-error", "game-rule")
+    assert err.message
+    assert raw_rows(store) == before, f"{type(err).__name__} refusal changed the stored rows"
+    return err
