@@ -12,21 +12,45 @@ from ledger.settings import Settings
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """Play a short scripted session on the configured store, seal it, print balances."""
+    """Play a short scripted session on the configured store, seal it, print what happened:
+    a Red Dog round, a 4-line Jacks or Better round, the close and a checkpoint. Re-running
+    with the same --tag returns the same results (every command is idempotent)."""
     app = Casino(Settings())
     try:
         tag = args.tag
         player = f"demo-{tag}"
-        app.open_account(f"{tag}-open", player, "EUR") if _missing(app, player) else None
+        if _missing(app, player):
+            app.open_account(f"{tag}-open", player, "EUR")
         app.deposit(f"{tag}-deposit", player, 10_000)
-        s = app.open_session(f"{tag}-session", player, 2_000)
-        for i in range(10):
-            app.stake(f"{tag}-stake-{i}", s["session_id"], f"{tag}-round-{i}", 100)
-            if i % 3 == 0:
-                app.credit_win(f"{tag}-win-{i}", s["session_id"], f"{tag}-round-{i}", 250)
-        closed = app.close_session(f"{tag}-close", s["session_id"])
-        checkpoint = app.seal()
-        print(json.dumps({"player": player, "session": closed, "checkpoint": checkpoint}, indent=2))
+        sid = app.open_session(f"{tag}-session", player, 5_000)["session_id"]
+        red_dog = app.red_dog_bet(f"{tag}-rd-bet", sid, 200)
+        if red_dog["status"] == "open":
+            red_dog = app.red_dog_see(f"{tag}-rd-see", sid)
+        poker = app.vp_deal(f"{tag}-vp-deal", sid, "jb-4line", 10, 5, 4)
+        poker = app.vp_act(f"{tag}-vp-draw", sid, ["draw", poker["view"]["recommended"]])
+        if poker["status"] == "open":
+            poker = app.vp_act(f"{tag}-vp-collect", sid, ["collect"])
+        closed = app.close_session(f"{tag}-close", sid)
+        checkpoint = app.seal() or app.sealer.latest().view()  # type: ignore[union-attr]
+        print(
+            json.dumps(
+                {
+                    "player": player,
+                    "rounds": [
+                        {k: r[k] for k in ("code", "game", "outcome", "staked", "payout")}
+                        for r in (red_dog, poker)
+                    ],
+                    "session": closed,
+                    "checkpoint": checkpoint,
+                    "next": [
+                        f"audit-cli round {red_dog['code']}",
+                        "audit-cli verify",
+                        f"audit-cli history {player}",
+                    ],
+                },
+                indent=2,
+            )
+        )
     finally:
         app.close()
     return 0
