@@ -25,6 +25,7 @@ from api.schemas import (
     SessionState,
     VideoPokerDeal,
     VideoPokerDraw,
+    VideoPokerHold,
     VideoPokerPick,
     round_view,
 )
@@ -124,12 +125,23 @@ def video_poker_deal(
     )
 
 
+@router.post("/sessions/{session_id}/video-poker/hold", response_model=RoundView)
+def video_poker_hold(
+    body: VideoPokerHold, key: IdempotencyKey, caller: Player, app: App
+) -> RoundView:
+    """Record the player's hold selection (its own step in the round's history); no cards
+    are drawn and no money moves. A later draw without holds uses it."""
+    return round_view(once(lambda: app.vp_act(key, _sid(caller), ["hold", list(body.holds)])))
+
+
 @router.post("/sessions/{session_id}/video-poker/draw", response_model=RoundView)
 def video_poker_draw(
     body: VideoPokerDraw, key: IdempotencyKey, caller: Player, app: App
 ) -> RoundView:
-    """Hold the given positions and draw the rest (each line from its own deck)."""
-    return round_view(once(lambda: app.vp_act(key, _sid(caller), ["draw", list(body.holds)])))
+    """Hold the given positions (or the last `hold`, else the proposed holds) and draw the
+    rest, each line from its own deck."""
+    decision = ["draw"] if body.holds is None else ["draw", list(body.holds)]
+    return round_view(once(lambda: app.vp_act(key, _sid(caller), decision)))
 
 
 @router.post("/sessions/{session_id}/video-poker/collect", response_model=RoundView)

@@ -256,9 +256,17 @@ class VideoPokerDeal(Request):
     lines: int = Field(strict=True, ge=1, le=1000)
 
 
-class VideoPokerDraw(Request):
+class VideoPokerHold(Request):
     holds: list[Annotated[int, Field(strict=True, ge=0, le=4)]] = Field(
         max_length=5, description="positions 0..4 to keep"
+    )
+
+
+class VideoPokerDraw(Request):
+    holds: list[Annotated[int, Field(strict=True, ge=0, le=4)]] | None = Field(
+        default=None,
+        max_length=5,
+        description="positions 0..4 to keep; omitted: the last `hold`, else the proposed holds",
     )
 
 

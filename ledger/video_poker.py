@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ledger.casino import Casino
 
 GAME = "video-poker"
+HOLD = "hold"
 CODE_PREFIX = {"jb-4line": "JB4", "jb-multi": "JBM"}
 
 
@@ -66,11 +67,19 @@ class VideoPokerAdapter:
         decision: list[Any],
         seed: bytes,
     ) -> engine.VideoPokerState:
+        if decision and decision[0] == HOLD:
+            # The player's hold selection before the draw: recorded as its own step for
+            # history and disputes; it changes no cards and no money.
+            if len(decision) != 2:
+                raise InvalidDecision(f"'hold' takes one list of positions, got {decision!r}")
+            engine.verify_draw(state, decision[1], seed)
+            return state
         return double_up.apply(state, decision, seed)
 
     def replay(
         self, params: dict[str, Any], decisions: list[list[Any]], seed: bytes
     ) -> engine.VideoPokerState:
+        decisions = [d for d in decisions if not (d and d[0] == HOLD)]
         return double_up.replay(
             _variant(params),
             params["coin_value"],
@@ -131,6 +140,17 @@ class VideoPokerAdapter:
 class VideoPokerCommands:
     """Player commands, mixed into :class:`~ledger.casino.Casino`."""
 
+    def _held(self: Casino, session_id: str) -> list[int]:  # type: ignore[misc]  # mixin method typed against the composed Casino
+        """The holds a bare ``["draw"]`` uses: the player's last ``hold`` step of the open
+        round, else the game's proposal recorded at the deal."""
+        rnd = self.open_round(session_id)
+        if rnd is None or rnd.game != GAME:
+            return []  # nothing to draw: the action itself will be refused
+        for d in reversed(rnd.decisions):
+            if d and d[0] == HOLD:
+                return sorted(d[1])
+        return list(rnd.view.get("recommended", []))
+
     def vp_deal(  # type: ignore[misc]  # mixin method typed against the composed Casino
         self: Casino,
         request_id: str,
@@ -152,6 +172,9 @@ class VideoPokerCommands:
             raise InvalidDecision(
                 f"a decision is a list such as ['draw', [0, 2]] or ['collect'], got {decision!r}"
             )
+        decision = list(decision)
+        if decision == ["draw"]:
+            decision = ["draw", self._held(session_id)]
         name = str(decision[0])
         return self.act(
             request_id, f"session:{session_id}", session_id, list(decision), f"vp_{name}"

@@ -302,7 +302,6 @@ def test_a_malformed_decision_is_refused(seeded: Seeded, store: Store) -> None:
     for decision in (
         ["fold"],
         [],
-        ["draw"],
         ["draw", "01"],
         ["draw", None],
         ["draw", [0], [1]],
