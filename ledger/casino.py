@@ -10,13 +10,12 @@ from __future__ import annotations
 import fcntl
 import logging
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
-from uuid import UUID, uuid4
+from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
@@ -76,7 +75,6 @@ class Casino(RedDogCommands, VideoPokerCommands, RoundCommands, Application[UUID
                 super().__init__(env=env)
         else:
             super().__init__(env=env)
-        self._seal_lock = threading.Lock()
         self.adapters: dict[str, GameAdapter] = {
             "red-dog": RedDogAdapter(),
             "video-poker": VideoPokerAdapter(),
@@ -370,7 +368,3 @@ def _file_lock(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
-
-
-def new_id() -> UUID:
-    return uuid4()
