@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 from uuid import UUID
 
 from fastapi import Header, Request
 
 from api.errors import IDEMPOTENCY_HEADER
 from api.schemas import ErrorBody
-from games.errors import GameRuleError
 from ledger.casino import Casino
-from ledger.errors import IdempotencyConflict, LedgerError
 from ledger.requests import MAX_REQUEST_ID
 
-R = TypeVar("R")
 
 IdempotencyKey = Annotated[
     str,
@@ -52,20 +48,3 @@ async def casino(request: Request) -> Casino:
 def canonical_session_id(session_id: str) -> str:
     """One spelling per session (ids are compared and hashed as text downstream)."""
     return str(UUID(session_id))
-
-
-def once(command: Callable[[], R]) -> R:
-    """Run one ledger command; if it is refused, ask once more before answering.
-
-    The ledger checks a request id before running the command, so a duplicate that
-    arrives while the original is still in flight runs too, and is then refused by the
-    very state the original created (e.g. ``session-busy`` for a second copy of a deal).
-    Asking again finds the original's record and returns its result, as a repeat should.
-    A refusal that is real is simply refused again (nothing was written either time).
-    """
-    try:
-        return command()
-    except IdempotencyConflict:
-        raise
-    except (LedgerError, GameRuleError):
-        return command()
