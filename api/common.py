@@ -12,7 +12,6 @@ from api.schemas import ErrorBody
 from ledger.casino import Casino
 from ledger.requests import MAX_REQUEST_ID
 
-
 IdempotencyKey = Annotated[
     str,
     Header(
