@@ -58,8 +58,20 @@ def cmd_verify(args: argparse.Namespace, out: Console) -> int:
             anchor=anchor,
         )
     if args.json:
-        out.print_json(json.dumps(report.to_dict()))
+        doc = report.to_dict()
+        if args.balances:
+            doc["balances"] = dict(sorted(report.balances.items()))
+            doc["players"] = report.players
+        out.print_json(json.dumps(doc))
         return EXIT_OK if report.ok else EXIT_FINDINGS
+    if args.balances:
+        balances = Table(title="balances rebuilt from the movements in the log")
+        balances.add_column("ledger")
+        balances.add_column("player")
+        balances.add_column("balance (minor units)", justify="right")
+        for name, value in sorted(report.balances.items()):
+            balances.add_row(name, report.players.get(name, ""), str(value))
+        out.print(balances)
     summary = Table(title="audit-cli verify", show_header=False)
     summary.add_row("database", args.db)
     summary.add_row("events", str(report.events))
@@ -396,6 +408,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     v.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
     v.add_argument("--json", action="store_true", help="machine-readable output")
+    v.add_argument(
+        "--balances",
+        action="store_true",
+        help="also print every account, session, bank and house balance rebuilt from the log",
+    )
     v.add_argument("--progress-threshold", type=int, default=20_000, help=argparse.SUPPRESS)
     v.set_defaults(func=cmd_verify)
 

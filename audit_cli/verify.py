@@ -26,6 +26,7 @@ from ledger import envelope, merkle
 
 CHECKPOINT_TOPIC = "croupier/checkpoint/sealed@1"
 SESSION_CLOSED_TOPIC = "croupier/session/closed@1"
+ACCOUNT_OPENED_TOPIC = "croupier/account/opened@1"
 INTERNAL_LEDGERS = ("account:", "session:")
 CHUNK = 2000
 
@@ -49,6 +50,8 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     balances: dict[str, int] = field(default_factory=dict)
     latest_head: dict[str, Any] | None = None
+    players: dict[str, str] = field(default_factory=dict)
+    """Player id of each ``account:<id>`` ledger, from the accounts' opening events."""
 
     @property
     def ok(self) -> bool:
@@ -87,6 +90,7 @@ _FIELDS = (
     "timestamp_ms",
     "kid",
     "signature",
+    "player_id",
 )
 
 
@@ -116,7 +120,7 @@ def _check_row(row: Row) -> tuple[str, bytes, bytes, bytes, dict[str, Any] | Non
     if (
         row.topic == CHECKPOINT_TOPIC
         or b'"movement"' in env.payload
-        or row.topic == SESSION_CLOSED_TOPIC
+        or row.topic in (SESSION_CLOSED_TOPIC, ACCOUNT_OPENED_TOPIC)
     ):
         try:
             doc = json.loads(env.payload)
@@ -292,6 +296,9 @@ class _Checker:
     ) -> None:
         if row.topic == CHECKPOINT_TOPIC:
             self.checkpoints.append((row, position, x))
+            return
+        if row.topic == ACCOUNT_OPENED_TOPIC and isinstance(x.get("player_id"), str):
+            self.report.players[f"account:{row.originator_id}"] = x["player_id"]
             return
         if row.topic == SESSION_CLOSED_TOPIC:
             if row.originator_id in self.closed:

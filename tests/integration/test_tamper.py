@@ -357,3 +357,34 @@ def test_the_application_refuses_to_load_a_tampered_event_it_wrote_itself(store:
     app.repository.cache = None  # read through to the database, not the in-memory copy
     with pytest.raises(TamperDetected):
         app.account_balance("carol")
+
+
+def test_verify_rebuilds_every_balance_from_the_raw_log(store: Store) -> None:
+    s = build_log(store)
+    live = store.open()
+    keys = store.data_dir / "public.json"
+    keys.write_text(json.dumps(store.keyring.public_document()))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "audit_cli.main",
+            "verify",
+            "--db",
+            store.db,
+            "--keys",
+            str(keys),
+            "--json",
+            "--balances",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = json.loads(proc.stdout)
+    balances, players = doc["balances"], doc["players"]
+    by_player = {player: balances[ledger] for ledger, player in players.items()}
+    assert by_player == {"alice": live.account_balance("alice"), "bob": live.account_balance("bob")}
+    assert balances[f"session:{s['session_id']}"] == live.session_balance(s["session_id"])
+    assert sum(balances.values()) == 0
