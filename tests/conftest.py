@@ -131,3 +131,17 @@ def app(store: Store) -> Casino:
 
 
 OpenApp = Callable[..., Casino]
+Seeded = Callable[..., Casino]
+
+
+@pytest.fixture
+def seeded(store: Store) -> Seeded:
+    """``seeded(seed, ...)``: a Casino on the store whose next rounds use these seeds."""
+    from tests.helpers import ChosenSeeds
+
+    def open_with(*seeds: bytes) -> Casino:
+        app = Casino(store.settings(), keyring=store.keyring, seed_source=ChosenSeeds(*seeds))
+        store.apps.append(app)
+        return app
+
+    return open_with

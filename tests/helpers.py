@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from games.errors import GameRuleError
 from ledger.errors import LedgerError
-from tests.conftest import Store
+
+if TYPE_CHECKING:
+    from tests.conftest import Store
+
+
+class ChosenSeeds:
+    """Fake seed source: hands the ledger the given seeds in order, then fresh random ones."""
+
+    def __init__(self, *seeds: bytes) -> None:
+        self.seeds = list(seeds)
+
+    def __call__(self) -> bytes:
+        return self.seeds.pop(0) if self.seeds else os.urandom(32)
 
 
 def raw_rows(store: Store) -> list[tuple[Any, ...]]:

@@ -8,7 +8,6 @@ byte-for-byte as they were: not even its request id is recorded.
 from __future__ import annotations
 
 import hashlib
-import os
 import uuid
 from decimal import Decimal
 from typing import Any
@@ -36,23 +35,13 @@ from ledger.errors import (
     SessionNotFound,
 )
 from tests.conftest import Store
-from tests.helpers import assert_refused
+from tests.helpers import ChosenSeeds, assert_refused
 
 BUY_IN = 20_000
 BET = 200
 UNKNOWN_CODE = "RD-20000101-000000-ZZZZ"
 NOT_AMOUNTS = [0, -100, 100.0, 150.5, True, False, "100", None, Decimal("100")]
 ROUND_CLOSED_ERRORS = (InvalidRequest, ActionOutOfPhase)
-
-
-class ChosenSeeds:
-    """Fake seed source: hands the ledger the given seeds in order, then fresh random ones."""
-
-    def __init__(self, *seeds: bytes) -> None:
-        self.seeds = list(seeds)
-
-    def __call__(self) -> bytes:
-        return self.seeds.pop(0) if self.seeds else os.urandom(32)
 
 
 def spread_seed(n: int = 0) -> bytes:

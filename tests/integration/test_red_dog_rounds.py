@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import subprocess
 import sys
@@ -30,7 +29,7 @@ from ledger import envelope
 from ledger.casino import Casino
 from ledger.errors import RoundNotFound, SessionBusy
 from ledger.rounds import round_id_for
-from tests.conftest import Store
+from tests.conftest import Seeded, Store
 from tests.helpers import raw_rows
 
 DEPOSIT = 100_000
@@ -70,31 +69,6 @@ def deals_a_loser(deck: list[Card]) -> bool:
     return (
         spread(deck) not in (0, None) and outcome_for(*(c.rank for c in deck[:3])) is Outcome.LOSE
     )
-
-
-class ChosenSeeds:
-    """Fake seed source: hands the ledger the given seeds in order, then fresh random ones."""
-
-    def __init__(self, *seeds: bytes) -> None:
-        self.seeds = list(seeds)
-
-    def __call__(self) -> bytes:
-        return self.seeds.pop(0) if self.seeds else os.urandom(32)
-
-
-Seeded = Callable[..., Casino]
-
-
-@pytest.fixture
-def seeded(store: Store) -> Seeded:
-    """``seeded(seed, ...)``: a Casino on the store whose next rounds use these seeds."""
-
-    def open_with(*seeds: bytes) -> Casino:
-        app = Casino(store.settings(), keyring=store.keyring, seed_source=ChosenSeeds(*seeds))
-        store.apps.append(app)
-        return app
-
-    return open_with
 
 
 # -- helpers ----------------------------------------------------------------------------

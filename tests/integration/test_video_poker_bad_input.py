@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -34,7 +33,7 @@ from ledger.errors import (
     SessionClosed,
     SessionNotFound,
 )
-from tests.conftest import Store
+from tests.conftest import Seeded, Store
 from tests.helpers import assert_refused
 
 BUY_IN = 20_000
@@ -88,29 +87,6 @@ def red_dog_spread(seed: bytes) -> bool:
     """A Red Dog deal that waits for the player's raise or see."""
     deck = shuffled_deck(seed)
     return spread_of(deck[0].rank, deck[1].rank) not in (0, None)
-
-
-class ChosenSeeds:
-    """Fake seed source: hands the ledger the given seeds in order, then fresh random ones."""
-
-    def __init__(self, *seeds: bytes) -> None:
-        self.seeds = list(seeds)
-
-    def __call__(self) -> bytes:
-        return self.seeds.pop(0) if self.seeds else os.urandom(32)
-
-
-Seeded = Callable[..., Casino]
-
-
-@pytest.fixture
-def seeded(store: Store) -> Seeded:
-    def open_with(*seeds: bytes) -> Casino:
-        app = Casino(store.settings(), keyring=store.keyring, seed_source=ChosenSeeds(*seeds))
-        store.apps.append(app)
-        return app
-
-    return open_with
 
 
 def open_session(app: Casino, player: str = "ann", buy_in: int = BUY_IN) -> str:

@@ -16,7 +16,6 @@ import functools
 import hashlib
 import json
 import operator
-import os
 import re
 from collections.abc import Callable
 from typing import Any
@@ -35,7 +34,7 @@ from games.video_poker.variants import VARIANTS
 from ledger import envelope
 from ledger.casino import Casino
 from ledger.rounds import round_id_for
-from tests.conftest import Store
+from tests.conftest import Seeded, Store
 
 DEPOSIT = 1_000_000
 BUY_IN = 20_000
@@ -156,31 +155,6 @@ def wins_then(seed: bytes, *relations: str) -> bool:
 def first_card_beats_dealer(seed: bytes) -> bool:
     deck = double_deck(seed, 0)
     return evaluate(dealt_cards(seed)) is not HandRank.NOTHING and deck[1].rank > deck[0].rank
-
-
-class ChosenSeeds:
-    """Fake seed source: hands the ledger the given seeds in order, then fresh random ones."""
-
-    def __init__(self, *seeds: bytes) -> None:
-        self.seeds = list(seeds)
-
-    def __call__(self) -> bytes:
-        return self.seeds.pop(0) if self.seeds else os.urandom(32)
-
-
-Seeded = Callable[..., Casino]
-
-
-@pytest.fixture
-def seeded(store: Store) -> Seeded:
-    """``seeded(seed, ...)``: a Casino on the store whose next rounds use these seeds."""
-
-    def open_with(*seeds: bytes) -> Casino:
-        app = Casino(store.settings(), keyring=store.keyring, seed_source=ChosenSeeds(*seeds))
-        store.apps.append(app)
-        return app
-
-    return open_with
 
 
 # -- helpers ------------------------------------------------------------------------------

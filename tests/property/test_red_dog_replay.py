@@ -28,6 +28,7 @@ from ledger.keys import Keyring
 from ledger.rounds import commitment, round_id_for
 from ledger.settings import Settings
 from tests.conftest import Store
+from tests.helpers import ChosenSeeds
 
 BUY_IN = 50_000
 RULES = rd.DEFAULT_RULES
@@ -40,16 +41,6 @@ bets = st.one_of(
 choices = st.sampled_from(["see", "raise", "raise-max", "void-open", "void-settled"])
 seeds = st.binary(min_size=32, max_size=32)
 Plan = tuple[int, str, int, bytes]  # bet, choice, raise as a percentage of the most, seed
-
-
-class ChosenSeeds:
-    """Fake seed source: hands the ledger the given seeds in order."""
-
-    def __init__(self, seeds: list[bytes]) -> None:
-        self.seeds = list(seeds)
-
-    def __call__(self) -> bytes:
-        return self.seeds.pop(0)
 
 
 def play_round(
@@ -89,7 +80,7 @@ def test_every_round_re_derives_from_its_revealed_seed(rounds: list[Plan]) -> No
         app = Casino(
             Settings(data_dir=Path(tmp)),
             keyring=keyring,
-            seed_source=ChosenSeeds([seed for *_, seed in rounds]),
+            seed_source=ChosenSeeds(*[seed for *_, seed in rounds]),
         )
         try:
             app.open_account("open", "ann", "EUR")
