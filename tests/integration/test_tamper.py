@@ -233,23 +233,25 @@ def test_forged_event_claiming_the_real_key_id_is_caught(store: Store, raw: Raw)
     assert "signature" in checks(run_verify(store))
 
 
+def _swap_positions(raw: Raw, a: int, b: int) -> None:
+    """Exchange the notification ids (log positions) of two rows."""
+    spare = raw.q("SELECT max({id}) FROM {t}")[0][0] + 1000
+    raw.q("UPDATE {t} SET {id} = ? WHERE {id} = ?", spare, a)
+    raw.q("UPDATE {t} SET {id} = ? WHERE {id} = ?", a, b)
+    raw.q("UPDATE {t} SET {id} = ? WHERE {id} = ?", b, spare)
+
+
 def test_two_swapped_events_are_caught(store: Store, raw: Raw) -> None:
     a = _row_of(raw, "%stake-debited%", nth=0)
     b = _row_of(raw, "%deposited%", nth=1)
-    spare = raw.q("SELECT max({id}) FROM {t}")[0][0] + 1000
-    raw.q("UPDATE {t} SET {id} = ? WHERE {id} = ?", spare, a[0])
-    raw.q("UPDATE {t} SET {id} = ? WHERE {id} = ?", a[0], b[0])
-    raw.q("UPDATE {t} SET {id} = ? WHERE {id} = ?", b[0], spare)
+    _swap_positions(raw, a[0], b[0])
     assert "checkpoint-root" in checks(run_verify(store))
 
 
 def test_swapped_events_of_one_aggregate_break_its_chain(store: Store, raw: Raw) -> None:
     a = _row_of(raw, "%stake-debited%", nth=0)
     b = _row_of(raw, "%stake-debited%", nth=1)
-    spare = raw.q("SELECT max({id}) FROM {t}")[0][0] + 1000
-    raw.q("UPDATE {t} SET {id} = ? WHERE {id} = ?", spare, a[0])
-    raw.q("UPDATE {t} SET {id} = ? WHERE {id} = ?", a[0], b[0])
-    raw.q("UPDATE {t} SET {id} = ? WHERE {id} = ?", b[0], spare)
+    _swap_positions(raw, a[0], b[0])
     assert "chain-version" in checks(run_verify(store))
 
 
