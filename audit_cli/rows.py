@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import parse_qs, urlparse, urlunparse
-from uuid import UUID
 
 PG_TABLE = "casino_events"
 SQLITE_TABLE = "stored_events"
@@ -77,8 +76,8 @@ def read_rows(db: str) -> Iterator[Row]:
                 "SELECT notification_id, originator_id::text, originator_version, topic, state "
                 f"FROM {schema}.{PG_TABLE} ORDER BY notification_id"
             )
-            for n, oid, v, topic, state in cur:
-                yield Row(n, str(UUID(oid)), v, topic, bytes(state))
+            for record in cur:
+                yield _row(*record)
         return
     path = _sqlite_path(db)
     lite = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -87,12 +86,8 @@ def read_rows(db: str) -> Iterator[Row]:
             "SELECT rowid, originator_id, originator_version, topic, state "
             f"FROM {SQLITE_TABLE} ORDER BY rowid"
         )
-        for n, oid, v, topic, state in lite_cur:
-            try:
-                oid_s = str(UUID(oid))
-            except ValueError:
-                oid_s = str(oid)
-            yield Row(n, oid_s, v, topic, bytes(state))
+        for record in lite_cur:
+            yield _row(*record)
     except sqlite3.Error as e:
         raise SourceError(f"cannot read {path}: {e}") from e
     finally:
@@ -135,17 +130,23 @@ def read_range(db: str, lo: int, hi: int) -> list[Row]:
             "ORDER BY notification_id",
             (lo, hi),
         )
-        return [Row(n, str(UUID(o)), v, t, bytes(s)) for n, o, v, t, s in cur]
+        return [_row(*record) for record in cur]
     if conn is None:
         conn = _CONNECTIONS[db] = sqlite3.connect(f"file:{_sqlite_path(db)}?mode=ro", uri=True)
-    out = []
-    for n, o, v, t, s in conn.execute(
+    cursor = conn.execute(
         "SELECT rowid, originator_id, originator_version, topic, state "
         f"FROM {SQLITE_TABLE} WHERE rowid BETWEEN ? AND ? ORDER BY rowid",
         (lo, hi),
-    ):
-        out.append(Row(n, _canonical(o), v, t, s))
-    return out
+    )
+    return [_row(*record) for record in cursor]
+
+
+def _row(n: int, oid: Any, version: int, topic: str, state: Any) -> Row:
+    """One row as both stores return it: ids canonical, state bytes (a tampered state of
+    another type is passed through for the checks to flag)."""
+    if isinstance(state, bytearray | memoryview):
+        state = bytes(state)
+    return Row(n, _canonical(str(oid)), version, topic, state)
 
 
 def _canonical(oid: str) -> str:
