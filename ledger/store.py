@@ -35,26 +35,39 @@ _APPEND_ONLY = "croupier: event rows are append-only"
 class VerifyingMapper(Mapper[UUID]):
     """Checks the Ed25519 envelope of each stored event before decoding its payload.
 
-    Rows this process sealed itself are recognised by the SHA-256 of their stored bytes:
-    identical bytes carry the signature we just made, so re-verifying them (the
-    repository reading back its own writes, the sealer hashing new events) is skipped.
-    Any changed byte misses this cache and gets the full check.
+    It also keeps the one cache of event hashes: for recent rows it sealed or verified,
+    (SHA-256 of the stored bytes, event hash) by (aggregate, version). A row whose bytes
+    are identical to ones already checked carries a signature already known good, so it
+    is not verified again (the repository reading back its own writes, the sealer hashing
+    new events); any changed byte misses the cache and gets the full check. The hashes
+    also link each new event to the one before it without reading it back.
     """
 
     keyring: Keyring
-    _sealed: OrderedDict[tuple[UUID | str, int], tuple[bytes, bytes]]
-    _sealed_lock: threading.Lock
-    SEALED_CACHE = 200_000
+    CACHE_SIZE = 200_000
 
-    def remember_sealed(
+    def _cache(
+        self,
+    ) -> tuple[OrderedDict[tuple[UUID | str, int], tuple[bytes, bytes]], threading.Lock]:
+        if not hasattr(self, "_known"):
+            self._known: OrderedDict[tuple[UUID | str, int], tuple[bytes, bytes]] = OrderedDict()
+            self._known_lock = threading.Lock()
+        return self._known, self._known_lock
+
+    def remember(
         self, originator_id: UUID | str, version: int, state: bytes, event_hash: bytes
     ) -> None:
-        if not hasattr(self, "_sealed"):
-            self._sealed, self._sealed_lock = OrderedDict(), threading.Lock()
-        with self._sealed_lock:
-            self._sealed[(originator_id, version)] = (hashlib.sha256(state).digest(), event_hash)
-            while len(self._sealed) > self.SEALED_CACHE:
-                self._sealed.popitem(last=False)
+        known, lock = self._cache()
+        with lock:
+            known[(originator_id, version)] = (hashlib.sha256(state).digest(), event_hash)
+            while len(known) > self.CACHE_SIZE:
+                known.popitem(last=False)
+
+    def known_hash(self, originator_id: UUID | str, version: int) -> bytes | None:
+        known, lock = self._cache()
+        with lock:
+            entry = known.get((originator_id, version))
+        return None if entry is None else entry[1]
 
     def open(self, stored: StoredEvent) -> tuple[StoredEvent, envelope.Envelope, bytes]:
         """Return the unsealed stored event, its envelope and its event hash."""
@@ -63,14 +76,14 @@ class VerifyingMapper(Mapper[UUID]):
             env = envelope.decode(stored.state)
         except envelope.EnvelopeError as e:
             raise TamperDetected(f"{where}: {e}") from e
-        sealed = getattr(self, "_sealed", None)
-        if sealed is not None:
-            known = sealed.get((stored.originator_id, stored.originator_version))
-            if known is not None and known[0] == hashlib.sha256(stored.state).digest():
-                plain = StoredEvent(
-                    stored.originator_id, stored.originator_version, stored.topic, env.payload
-                )
-                return plain, env, known[1]
+        plain = StoredEvent(
+            stored.originator_id, stored.originator_version, stored.topic, env.payload
+        )
+        known, lock = self._cache()
+        with lock:
+            entry = known.get((stored.originator_id, stored.originator_version))
+        if entry is not None and entry[0] == hashlib.sha256(stored.state).digest():
+            return plain, env, entry[1]
         pub = self.keyring.public_keys.get(env.kid)
         if pub is None:
             raise TamperDetected(f"{where}: signed with unknown key {env.kid!r}")
@@ -80,9 +93,7 @@ class VerifyingMapper(Mapper[UUID]):
             )
         except envelope.InvalidSignature:
             raise TamperDetected(f"{where}: signature does not verify") from None
-        plain = StoredEvent(
-            stored.originator_id, stored.originator_version, stored.topic, env.payload
-        )
+        self.remember(stored.originator_id, stored.originator_version, stored.state, h)
         return plain, env, h
 
     def to_domain_event(self, stored_event: StoredEvent) -> DomainEventProtocol[UUID]:
@@ -95,29 +106,16 @@ class SigningEventStore(EventStore[UUID]):
 
     mapper: VerifyingMapper
 
-    def __init__(
-        self, mapper: VerifyingMapper, recorder: AggregateRecorder, cache_size: int = 100_000
-    ) -> None:
+    def __init__(self, mapper: VerifyingMapper, recorder: AggregateRecorder) -> None:
         super().__init__(mapper, recorder)
-        self._last: OrderedDict[tuple[UUID | str, int], bytes] = OrderedDict()
-        self._cache_size = cache_size
-        self._lock = threading.Lock()
-
-    # -- hash-chain cache: recent (aggregate, version) -> event hash ----------------------
-    # Keyed by version, not just "newest per aggregate": the repository's cached copy of
-    # an aggregate lags its own saves, so the next read asks for the hash one version back.
-
-    def _remember(self, originator_id: UUID | str, version: int, h: bytes) -> None:
-        with self._lock:
-            self._last[(originator_id, version)] = h
-            while len(self._last) > self._cache_size:
-                self._last.popitem(last=False)
 
     def _hash_at(self, originator_id: UUID | str, version: int) -> bytes:
+        """The event hash of one version: cached by version (the repository's cached copy
+        of an aggregate lags its own saves, so reads ask for the hash one version back),
+        else read and verified."""
         if version == 0:
             return envelope.GENESIS
-        with self._lock:
-            known = self._last.get((originator_id, version))
+        known = self.mapper.known_hash(originator_id, version)
         if known is not None:
             return known
         rows = list(
@@ -148,11 +146,7 @@ class SigningEventStore(EventStore[UUID]):
             stored.append(StoredEvent(oid, version, plain.topic, state))
         ids = self.recorder.insert_events(stored, **kwargs)
         for s_ev, (_, h_ev) in zip(stored, hashes, strict=True):
-            self.mapper.remember_sealed(
-                s_ev.originator_id, s_ev.originator_version, s_ev.state, h_ev
-            )
-        for oid, (version, h) in batch.items():
-            self._remember(oid, version, h)
+            self.mapper.remember(s_ev.originator_id, s_ev.originator_version, s_ev.state, h_ev)
         recordings: list[Recording[UUID]] = []
         if ids:
             from eventsourcing.persistence import Notification
@@ -190,7 +184,6 @@ class SigningEventStore(EventStore[UUID]):
             expected = first
             for row in rows:
                 plain, env, h = self.mapper.open(row)
-                self._remember(originator_id, row.originator_version, h)
                 if row.originator_version != expected:
                     raise TamperDetected(f"aggregate {originator_id}: version v{expected} missing")
                 if env.prev_hash != prev:
