@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
@@ -137,7 +138,8 @@ def _glyphs(cards: list[str]) -> str:
 def cmd_round(args: argparse.Namespace, out: Console) -> int:
     from audit_cli.rounds import check_round
 
-    report = check_round(args.db, args.code)
+    keys = _load_keys(args) if args.keys else None
+    report = check_round(args.db, args.code, keys)
     if args.json:
         out.print_json(json.dumps(report.to_dict(), default=str))
         return EXIT_OK if report.ok else EXIT_FINDINGS
@@ -173,15 +175,23 @@ def cmd_round(args: argparse.Namespace, out: Console) -> int:
         )
     out.print(table)
     _print_video_poker(report.steps, out)
-    if report.ok:
+    if not report.signatures_checked:
         out.print(
-            "[green]OK[/green]: every card and payout re-derives from the revealed seed."
-            if report.status in ("settled", "voided")
-            else "[yellow]open[/yellow]: the seed is revealed when the round ends."
+            "[yellow]note[/yellow]: signatures and chain links not checked "
+            "(no public keys: pass --keys FILE from `audit-cli keys`)."
         )
+    if report.ok:
+        if report.status in ("settled", "voided"):
+            out.print(
+                "[green]OK[/green]: every event"
+                + (" is signed and chained, and its" if report.signatures_checked else "'s")
+                + " views, decisions, cards and amounts re-derive from the revealed seed."
+            )
+        else:
+            out.print("[yellow]open[/yellow]: the seed is revealed when the round ends.")
         return EXIT_OK
-    for p in report.problems:
-        out.print(f"[red]MISMATCH[/red] {p}")
+    for f in report.findings:
+        out.print(f"[red]MISMATCH[/red] {escape(f.text())}", highlight=False)
     return EXIT_FINDINGS
 
 
@@ -425,6 +435,11 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("round", help="a round's timeline, re-derived from its revealed seed")
     r.add_argument("code", help="game code, e.g. RD-20261129-131541-7K3Q")
     r.add_argument("--db", default="data/casino.sqlite")
+    r.add_argument(
+        "--keys",
+        help="public keys JSON from `audit-cli keys --out` "
+        "(default: keys/keyring.json beside a SQLite file)",
+    )
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_round)
 

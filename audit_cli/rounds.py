@@ -1,153 +1,55 @@
-"""Dispute tools on the raw log: a round's timeline re-derived from its revealed seed.
+"""Dispute tools on the raw log: one round checked event by event, a player's rounds.
 
-Reads rows directly (no application). Every card and payout is recomputed by the pure
-engine from the seed and the recorded decisions; any difference is flagged.
+Reads rows directly (no application); the checks themselves are in
+:mod:`audit_cli.round_check`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from audit_cli.rows import Row, read_rows
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from audit_cli.round_check import RoundReport, check_rows
+from audit_cli.rows import Row, read_aggregate, read_rows
 from ledger import envelope
-from ledger.play import GameAdapter
-from ledger.red_dog import RedDogAdapter
+from ledger.keys import load_public_keys
 from ledger.rounds import round_id_for
 
-
-def adapters() -> dict[str, GameAdapter]:
-    found: dict[str, GameAdapter] = {"red-dog": RedDogAdapter()}
-    try:
-        from ledger.video_poker import VideoPokerAdapter
-    except ImportError:  # video poker not installed in this build
-        return found
-    found["video-poker"] = VideoPokerAdapter()
-    return found
+__all__ = ["RoundReport", "check_round", "player_history", "round_rows"]
 
 
-@dataclass
-class RoundReport:
-    code: str
-    steps: list[dict[str, Any]] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    status: str = "open"
+def round_rows(db: str, code: str) -> list[Row]:
+    """The rows of one round, read by its aggregate id (derived from the game code)."""
+    return read_aggregate(db, str(round_id_for(code)))
 
-    @property
-    def ok(self) -> bool:
-        return not self.problems
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "code": self.code,
-            "status": self.status,
-            "ok": self.ok,
-            "problems": self.problems,
-            "steps": self.steps,
-        }
+def default_keys(db: str) -> dict[str, Ed25519PublicKey] | None:
+    """The public keys beside a SQLite file (``keys/keyring.json``), if there are any."""
+    if db.startswith(("postgresql://", "postgres://")):
+        return None
+    path = Path(db.removeprefix("sqlite:///")).parent / "keys" / "keyring.json"
+    if not path.exists():
+        return None
+    return load_public_keys(json.loads(path.read_text()))
+
+
+def check_round(
+    db: str, code: str, public_keys: dict[str, Ed25519PublicKey] | None = None
+) -> RoundReport:
+    """Every event of the round checked: signature and chain link (with the public keys:
+    given, else the keyring beside a SQLite file), then every recorded view, decision,
+    card and amount against the re-derivation from the revealed seed."""
+    keys = public_keys if public_keys is not None else default_keys(db)
+    return check_rows(code, round_rows(db, code), keys)
 
 
 def _payload(row: Row) -> dict[str, Any]:
     doc: dict[str, Any] = json.loads(envelope.decode(row.state).payload)
     return doc
-
-
-def round_rows(db: str, code: str) -> list[Row]:
-    rid = str(round_id_for(code))
-    return [r for r in read_rows(db) if r.originator_id == rid]
-
-
-def check_round(db: str, code: str) -> RoundReport:
-    rows = round_rows(db, code)
-    report = RoundReport(code)
-    if not rows:
-        report.problems.append(f"no round with game code {code!r}")
-        report.status = "missing"
-        return report
-    docs = [(r, _payload(r)) for r in rows]
-    start = docs[0][1]
-    params, decisions, views = start.get("params", {}), [], [start.get("view", {})]
-    for row, doc in docs:
-        step = row.topic.split("/")[2].split("@")[0]
-        ts = doc.get("timestamp")
-        when = ts.get("_data_") if isinstance(ts, dict) else ts
-        entry = {"step": step, "version": row.version, "time": when}
-        entry.update(
-            {
-                k: v
-                for k, v in doc.items()
-                if k
-                in (
-                    "decision",
-                    "automatic",
-                    "stake_added",
-                    "view",
-                    "payout",
-                    "outcome",
-                    "stake",
-                    "game",
-                    "variant",
-                    "rules_version",
-                    "paytable_id",
-                    "commitment",
-                    "reason",
-                    "incident_id",
-                    "refunded",
-                    "reversed_win",
-                    "seed",
-                    "started_at",
-                    "player_id",
-                )
-            }
-        )
-        report.steps.append(entry)
-        if step == "acted":
-            decisions.append(doc["decision"])
-            views.append(doc.get("view", {}))
-    last = docs[-1][1]
-    seed_hex = last.get("seed")
-    report.status = docs[-1][0].topic.split("/")[2].split("@")[0]
-    if report.status not in ("settled", "voided"):
-        report.status = "open"
-        return report  # the seed stays sealed until the round ends
-    if not seed_hex:
-        report.problems.append("final event does not reveal the seed")
-        return report
-    seed = bytes.fromhex(seed_hex)
-    if hashlib.sha256(seed).hexdigest() != start.get("commitment"):
-        report.problems.append("revealed seed does not match the commitment SHA-256(seed)")
-    adapter = adapters().get(start.get("game", ""))
-    if adapter is None:
-        report.problems.append(f"unknown game {start.get('game')!r}: cannot re-derive")
-        return report
-    # Re-derive every recorded view: after the deal, and after each decision.
-    for i, recorded in enumerate(views):
-        try:
-            state = adapter.replay(params, decisions[:i], seed)
-        except Exception as e:  # an engine refusal is itself a finding
-            report.problems.append(f"step {i}: engine refuses the recorded decisions: {e}")
-            return report
-        if adapter.view(state) != recorded:
-            report.problems.append(
-                f"step {i}: recorded cards/state differ from the re-derived {adapter.view(state)}"
-            )
-    if report.status == "settled":
-        state = adapter.replay(params, decisions, seed)
-        if not adapter.settled(state):
-            report.problems.append("recorded as settled but the engine says the round is open")
-        elif last.get("payout") != adapter.payout(state):
-            report.problems.append(
-                f"recorded payout {last.get('payout')} but the engine pays {adapter.payout(state)}"
-            )
-        elif last.get("outcome") != adapter.outcome(state):
-            report.problems.append(
-                f"recorded outcome {last.get('outcome')} but the engine says "
-                f"{adapter.outcome(state)}"
-            )
-    return report
 
 
 def player_history(db: str, player_id: str) -> list[dict[str, Any]]:

@@ -155,3 +155,36 @@ def _canonical(oid: str) -> str:
     if len(oid) == 32:
         return f"{oid[:8]}-{oid[8:12]}-{oid[12:16]}-{oid[16:20]}-{oid[20:]}"
     return str(oid)
+
+
+def read_aggregate(db: str, originator_id: str) -> list[Row]:
+    """Every row of one aggregate (e.g. a round), in notification order, by its index."""
+    oid = _canonical(originator_id.replace("-", ""))
+    if _is_pg(db):
+        import psycopg
+
+        url, schema = _pg(db)
+        try:
+            with psycopg.connect(url) as conn:
+                cur = conn.execute(
+                    "SELECT notification_id, originator_id::text, originator_version, topic, "
+                    f"state FROM {schema}.{PG_TABLE} WHERE originator_id = %s "
+                    "ORDER BY notification_id",
+                    (oid,),
+                )
+                return [_row(*record) for record in cur]
+        except psycopg.Error as e:
+            raise SourceError(f"cannot read PostgreSQL: {e}") from e
+    path = _sqlite_path(db)
+    lite = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        cursor = lite.execute(
+            "SELECT rowid, originator_id, originator_version, topic, state "
+            f"FROM {SQLITE_TABLE} WHERE originator_id = ? ORDER BY rowid",
+            (oid.replace("-", ""),),
+        )
+        return [_row(*record) for record in cursor]
+    except sqlite3.Error as e:
+        raise SourceError(f"cannot read {path}: {e}") from e
+    finally:
+        lite.close()
