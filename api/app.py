@@ -17,7 +17,7 @@ from anyio import to_thread
 from fastapi import FastAPI
 from pydantic import BaseModel
 
-from api import auditor, errors, game, operator
+from api import auditor, errors, game, operator, viewer
 from api.auth import Credentials, load_credentials
 from api.catalogue import catalogue
 from ledger.casino import Casino
@@ -84,6 +84,8 @@ def create_app(
     app.include_router(operator.router)
     app.include_router(game.router)
     app.include_router(auditor.router)
+    app.include_router(viewer.api_router)
+    app.include_router(viewer.page_router)
 
     @app.get("/health", response_model=Health, tags=["health"])
     async def health() -> Health:
