@@ -256,6 +256,36 @@ def cmd_history(args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
+def cmd_statement(args: argparse.Namespace, out: Console) -> int:
+    from audit_cli.statement import read_statement, write_csv
+
+    lines = read_statement(args.db, args.player, args.start, args.end)
+    if args.json:
+        out.print_json(json.dumps([ln.to_dict() for ln in lines]))
+        return EXIT_OK
+    if args.csv:
+        write_csv(lines, sys.stdout)
+        return EXIT_OK
+    table = Table(title=f"statement of {args.player}")
+    for col in ("seq", "time", "kind", "round", "session", "amount", "balance", "account"):
+        table.add_column(
+            col, justify="right" if col in ("amount", "balance", "account") else "left"
+        )
+    for ln in lines:
+        table.add_row(
+            str(ln.seq),
+            ln.time,
+            ln.kind,
+            ln.round_code or "",
+            ln.session_id or "",
+            f"{ln.amount:+d}",
+            str(ln.balance),
+            str(ln.account_balance),
+        )
+    out.print(table)
+    return EXIT_OK
+
+
 def cmd_void(args: argparse.Namespace, out: Console) -> int:
     from ledger.casino import Casino
     from ledger.errors import LedgerError
@@ -449,6 +479,21 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--json", action="store_true")
     h.set_defaults(func=cmd_history)
 
+    st = sub.add_parser(
+        "statement",
+        help="every movement of a player's money with running balances, from the log",
+    )
+    st.add_argument("player")
+    st.add_argument("--db", default="data/casino.sqlite")
+    st.add_argument(
+        "--from", dest="start", type=_when, help="first day or time (ISO 8601, UTC by default)"
+    )
+    st.add_argument("--to", dest="end", type=_when, help="last day (inclusive) or time")
+    fmt = st.add_mutually_exclusive_group()
+    fmt.add_argument("--csv", action="store_true", help="CSV on stdout")
+    fmt.add_argument("--json", action="store_true")
+    st.set_defaults(func=cmd_statement)
+
     vd = sub.add_parser(
         "void",
         help="operator: void a round after a malfunction "
@@ -476,6 +521,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rt.set_defaults(func=cmd_rtp)
     return p
+
+
+def _when(text: str) -> str:
+    from audit_cli.statement import parse_when
+
+    try:
+        return parse_when(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from e
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,181 @@
+"""A statement per account, read from the movements in the log: every deposit, withdrawal,
+buy-in, session return, stake, win, refund and reversal with its time, round code and
+running balances.
+
+Built only from the events' double-entry ``movement`` fields (the same ones
+``audit-cli verify --balances`` replays), so the statement's running balances are the
+rebuilt balances. A player's money sits in the account and in the player's game sessions
+(funded from the account by a buy-in); ``balance`` is the sum of both, ``account_balance``
+the account's alone (the live balance of ``GET /v1/accounts/{player}`` once every session
+is closed) and ``session_balance`` the balance of the session a stake or win moved.
+
+The book is fed rows in notification order, from the raw log (``audit-cli statement``) or
+from the application's notifications (:func:`statements`, for the HTTP API).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import weakref
+from collections import defaultdict
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ledger.casino import Casino
+
+ACCOUNT_OPENED = "croupier/account/opened@1"
+
+KINDS = {
+    "deposited": "deposit",
+    "withdrawn": "withdrawal",
+    "session-funded": "buy-in",
+    "session-returned": "session-return",
+    "stake-debited": "stake",
+    "win-credited": "win",
+    "refunded": "refund",
+    "round-refunded": "refund",
+    "win-reversed": "reversal",
+    "round-win-reversed": "reversal",
+}
+"""Movement event -> statement kind; an event not listed (a future game's bet type) keeps
+its own name, so no movement is ever left out."""
+
+
+@dataclass(frozen=True)
+class Line:
+    """One movement of the player's money, with the balances right after it."""
+
+    seq: int
+    """The event's notification id: the cursor of the statement's pages."""
+    time: str
+    kind: str
+    ledger: str
+    """``account`` or ``session``: the ledger whose event recorded the movement."""
+    session_id: str | None
+    round_code: str | None
+    amount: int
+    """Signed change of that ledger (minor units)."""
+    currency: str
+    balance: int
+    """The player's money after the movement: account plus sessions."""
+    account_balance: int
+    session_balance: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _time(doc: dict[str, Any]) -> str:
+    ts = doc.get("timestamp")
+    return str(ts.get("_data_") if isinstance(ts, dict) else ts)
+
+
+class StatementBook:
+    """Every player's statement, fed event by event in notification order."""
+
+    def __init__(self) -> None:
+        self.last_seq = 0
+        self._owner: dict[str, str] = {}
+        self._ledgers: dict[str, list[str]] = defaultdict(list)
+        self._balance: dict[str, int] = defaultdict(int)
+        self._lines: dict[str, list[Line]] = defaultdict(list)
+
+    def feed(self, seq: int, originator_id: str, topic: str, doc: dict[str, Any]) -> None:
+        self.last_seq = max(self.last_seq, seq)
+        if topic == ACCOUNT_OPENED and isinstance(doc.get("player_id"), str):
+            self._own(f"account:{originator_id}", doc["player_id"])
+            return
+        mv = doc.get("movement")
+        if not isinstance(mv, dict):
+            return
+        src, dst, amount = str(mv.get("source")), str(mv.get("destination")), mv.get("amount")
+        if type(amount) is not int:
+            return
+        player = self._owner.get(src) or self._owner.get(dst)
+        if player is None:
+            return
+        for name in (src, dst):  # a buy-in makes the new session the player's
+            if name.startswith("session:") and name not in self._owner:
+                self._own(name, player)
+        self._balance[src] -= amount
+        self._balance[dst] += amount
+        ledger = "account" if topic.startswith("croupier/account/") else "session"
+        own = f"{ledger}:{originator_id}"
+        session = next((n for n in (own, src, dst) if n.startswith("session:")), None)
+        event = topic.rsplit("/", 1)[-1].split("@")[0]
+        code = doc.get("round_code") or doc.get("round_id")
+        self._lines[player].append(
+            Line(
+                seq=seq,
+                time=_time(doc),
+                kind=KINDS.get(event, event),
+                ledger=ledger,
+                session_id=session.split(":", 1)[1] if session else None,
+                round_code=str(code) if code else None,
+                amount=amount if dst == own else -amount,
+                currency=str(mv.get("currency")),
+                balance=sum(self._balance[n] for n in self._ledgers[player]),
+                account_balance=sum(
+                    self._balance[n] for n in self._ledgers[player] if n.startswith("account:")
+                ),
+                session_balance=self._balance[session] if session else None,
+            )
+        )
+
+    def feed_payload(self, seq: int, originator_id: str, topic: str, payload: bytes) -> None:
+        if b'"movement"' not in payload and topic != ACCOUNT_OPENED:
+            return  # most events move no money: skip parsing them
+        try:
+            doc = json.loads(payload)
+        except ValueError:
+            return
+        if isinstance(doc, dict):
+            self.feed(seq, originator_id, topic, doc)
+
+    def _own(self, ledger: str, player: str) -> None:
+        self._owner[ledger] = player
+        self._ledgers[player].append(ledger)
+
+    def lines(self, player: str, after: int = 0, limit: int | None = None) -> list[Line]:
+        """The player's lines after cursor ``after`` (a ``seq``), oldest first."""
+        found = [ln for ln in self._lines.get(player, []) if ln.seq > after]
+        return found if limit is None else found[:limit]
+
+    def balances(self, player: str) -> dict[str, int]:
+        """Every ledger of the player (account and sessions) with its balance now."""
+        return {n: self._balance[n] for n in self._ledgers.get(player, [])}
+
+
+class _Projection:
+    """A book kept up to date from one application's notification log."""
+
+    def __init__(self, app: Casino) -> None:
+        self.app = app
+        self.book = StatementBook()
+        self.lock = threading.Lock()
+
+    def catch_up(self) -> StatementBook:
+        from ledger.checkpoints import iter_notifications
+
+        with self.lock:
+            for note in iter_notifications(self.app, self.book.last_seq):
+                # Opening verifies the signature and chain, as every read of the app does.
+                _plain, env, _hash = self.app.mapper.open(note)  # type: ignore[attr-defined]
+                self.book.feed_payload(note.id, str(note.originator_id), note.topic, env.payload)
+                self.book.last_seq = note.id
+        return self.book
+
+
+_PROJECTIONS: weakref.WeakKeyDictionary[Casino, _Projection] = weakref.WeakKeyDictionary()
+_PROJECTIONS_LOCK = threading.Lock()
+
+
+def statements(app: Casino) -> StatementBook:
+    """The application's statement book, brought up to date from its log."""
+    with _PROJECTIONS_LOCK:
+        projection = _PROJECTIONS.get(app)
+        if projection is None:
+            projection = _PROJECTIONS[app] = _Projection(app)
+    return projection.catch_up()

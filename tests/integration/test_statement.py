@@ -1,0 +1,194 @@
+"""A player's statement: every movement with its running balance, which equals the live
+balances and the ones ``audit-cli verify --balances`` rebuilds, over HTTP and audit-cli."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from contextlib import redirect_stdout
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from api.auth import Credentials
+from audit_cli.main import main as audit_cli
+from audit_cli.rows import read_rows
+from audit_cli.verify import verify
+from ledger.accounts import account_id_for
+from ledger.casino import Casino
+from ledger.statement import statements
+from tests.conftest import Store
+
+OPERATOR = "statement-operator-token-0123456789"
+AUDITOR = "statement-auditor-token-0123456789"
+PLAYER = "stella"
+KINDS = {"deposit", "buy-in", "stake", "win", "refund", "reversal", "session-return"}
+
+
+class CountingSeeds:
+    def __init__(self) -> None:
+        self.n = 0
+
+    def __call__(self) -> bytes:
+        self.n += 1
+        return hashlib.sha256(f"statement-{self.n}".encode()).digest()
+
+
+def win_a_round(app: Casino, sid: str, tag: str) -> dict[str, Any]:
+    """Play 4-line rounds until one wins; return the winning (settled) round."""
+    for i in range(100):
+        r = app.vp_deal(f"{tag}-{i}", sid, "jb-4line", 10, 5, 4)
+        r = app.vp_act(f"{tag}-{i}-draw", sid, ["draw", r["view"]["recommended"]])
+        if r["status"] == "open":
+            r = app.vp_act(f"{tag}-{i}-collect", sid, ["collect"])
+        if r["payout"] > 0:
+            return r
+    raise AssertionError("no winning round in 100")
+
+
+@pytest.fixture
+def played(store: Store) -> dict[str, Any]:
+    """Deposits, two sessions with wins, a void while the session is open and one after it
+    closed, a withdrawal, and a third session left open."""
+    app = Casino(store.settings(), keyring=store.keyring, seed_source=CountingSeeds())
+    store.apps.append(app)
+    app.open_account("open", PLAYER, "EUR")
+    app.deposit("dep-1", PLAYER, 50_000)
+    first = app.open_session("buy-1", PLAYER, 20_000)["session_id"]
+    early = win_a_round(app, first, "a")
+    late = win_a_round(app, first, "b")
+    app.void_round("void-early", early["code"], "display fault", "INC-1")  # session open
+    app.close_session("close-1", first)
+    app.void_round("void-late", late["code"], "display fault", "INC-2")  # after the close
+    app.deposit("dep-2", PLAYER, 7_000)
+    second = app.open_session("buy-2", PLAYER, 10_000)["session_id"]
+    win_a_round(app, second, "c")
+    app.close_session("close-2", second)
+    app.withdraw("wd", PLAYER, 3_000)
+    still_open = app.open_session("buy-3", PLAYER, 4_000)["session_id"]
+    app.red_dog_bet("rd", still_open, 100)
+    return {"app": app, "open_session": still_open, "voided": [early["code"], late["code"]]}
+
+
+def rebuilt(store: Store) -> dict[str, int]:
+    report = verify(read_rows(store.db), store.keyring.public_keys, jobs=1)
+    assert report.ok, report.findings
+    return report.balances
+
+
+def test_statement_running_balances_equal_the_live_and_the_rebuilt_balances(
+    store: Store, played: dict[str, Any]
+) -> None:
+    app: Casino = played["app"]
+    lines = statements(app).lines(PLAYER)
+    assert KINDS | {"withdrawal"} <= {ln.kind for ln in lines}
+    last = lines[-1]
+    account = f"account:{account_id_for(PLAYER)}"
+    session = f"session:{played['open_session']}"
+    live_session = app.get_session(played["open_session"]).balance
+    balances = rebuilt(store)
+    assert last.account_balance == app.account_balance(PLAYER) == balances[account]
+    assert last.balance == app.account_balance(PLAYER) + live_session
+    assert last.balance == balances[account] + balances[session]
+    assert last.session_balance == live_session == balances[session]
+
+
+def test_every_line_moves_its_balances_by_its_amount(played: dict[str, Any]) -> None:
+    lines = statements(played["app"]).lines(PLAYER)
+    account, sessions = 0, {}
+    for ln in lines:
+        if ln.ledger == "account":
+            account += ln.amount
+            if ln.kind == "buy-in":
+                sessions[ln.session_id] = -ln.amount
+            elif ln.kind == "session-return":
+                sessions[ln.session_id] -= ln.amount
+        else:
+            sessions[ln.session_id] += ln.amount
+            assert ln.session_balance == sessions[ln.session_id]
+        assert ln.account_balance == account
+        assert ln.balance == account + sum(sessions.values())
+        if ln.kind in ("stake", "win", "refund", "reversal"):
+            assert ln.round_code, ln
+    voided = [ln for ln in lines if ln.kind in ("refund", "reversal")]
+    # One void refunded into the open session, the other (after the close) into the account.
+    assert {ln.round_code for ln in voided} == set(played["voided"])
+    assert {ln.ledger for ln in voided} == {"session", "account"}
+
+
+@pytest.fixture
+def client(played: dict[str, Any]) -> Any:
+    creds = Credentials(OPERATOR, AUDITOR, b"s" * 32, "test", "test")
+    with TestClient(create_app(played["app"], credentials=creds)) as c:
+        yield c
+
+
+def test_http_statement_pages_by_cursor_and_ends_on_the_live_balance(
+    client: Any, played: dict[str, Any]
+) -> None:
+    auth = {"Authorization": f"Bearer {OPERATOR}"}
+    pages, after = [], 0
+    while True:
+        got = client.get(f"/v1/accounts/{PLAYER}/statement?after={after}&limit=4", headers=auth)
+        assert got.status_code == 200, got.text
+        doc = got.json()
+        assert len(doc["lines"]) <= 4
+        pages.extend(doc["lines"])
+        if doc["next_after"] is None:
+            break
+        after = doc["next_after"]
+    expected = [ln.to_dict() for ln in statements(played["app"]).lines(PLAYER)]
+    assert pages == expected and len(pages) > 8
+    balance = client.get(f"/v1/accounts/{PLAYER}", headers=auth).json()["balance"]
+    assert pages[-1]["account_balance"] == balance
+
+
+def test_http_statement_refuses_an_unknown_player_and_other_credentials(client: Any) -> None:
+    auth = {"Authorization": f"Bearer {OPERATOR}"}
+    missing = client.get("/v1/accounts/nobody/statement", headers=auth)
+    assert missing.status_code == 404 and missing.json()["code"] == "account-not-found"
+    auditor = {"Authorization": f"Bearer {AUDITOR}"}
+    assert client.get(f"/v1/accounts/{PLAYER}/statement", headers=auditor).status_code == 403
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = audit_cli(list(args))
+    return code, out.getvalue()
+
+
+def test_audit_cli_statement_matches_the_application_and_filters_by_date(
+    store: Store, played: dict[str, Any]
+) -> None:
+    code, text = _cli("statement", PLAYER, "--db", store.db, "--json")
+    assert code == 0
+    from_log = json.loads(text)
+    assert from_log == [ln.to_dict() for ln in statements(played["app"]).lines(PLAYER)]
+    assert from_log[-1]["account_balance"] == played["app"].account_balance(PLAYER)
+
+    code, text = _cli("statement", PLAYER, "--db", store.db, "--csv")
+    rows = text.strip().splitlines()
+    assert code == 0 and rows[0].startswith("seq,time,kind,") and len(rows) == len(from_log) + 1
+
+    today = datetime.now(UTC).date()
+    for start, end, count in (
+        (str(today), str(today), len(from_log)),
+        (str(today + timedelta(days=1)), None, 0),
+        (None, str(today - timedelta(days=1)), 0),
+    ):
+        args = ["statement", PLAYER, "--db", store.db, "--json"]
+        args += ["--from", start] if start else []
+        args += ["--to", end] if end else []
+        code, text = _cli(*args)
+        assert code == 0 and len(json.loads(text)) == count, (start, end)
+
+
+def test_audit_cli_statement_refuses_a_malformed_date(store: Store, played: Any) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        _cli("statement", PLAYER, "--db", store.db, "--from", "1st of May")
+    assert exit_.value.code == 2
