@@ -11,8 +11,9 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-from rich.table import Table
 
+from audit_cli.output import FoldingTable as Table
+from audit_cli.output import console
 from audit_cli.rows import SourceError, count_rows
 from audit_cli.verify import verify_db
 from ledger.keys import KeyringError, load_public_keys
@@ -74,6 +75,8 @@ def cmd_verify(args: argparse.Namespace, out: Console) -> int:
             balances.add_row(name, report.players.get(name, ""), str(value))
         out.print(balances)
     summary = Table(title="audit-cli verify", show_header=False)
+    summary.add_column("what")
+    summary.add_column("value")
     summary.add_row("database", args.db)
     summary.add_row("events", str(report.events))
     summary.add_row("aggregates", str(report.aggregates))
@@ -236,7 +239,7 @@ def _print_video_poker(steps: list[dict[str, Any]], out: Console) -> None:
 def cmd_history(args: argparse.Namespace, out: Console) -> int:
     from audit_cli.rounds import player_history
 
-    rows = player_history(args.db, args.player)
+    rows = list(reversed(player_history(args.db, args.player)))  # newest first, as HTTP
     if args.json:
         out.print_json(json.dumps(rows, default=str))
         return EXIT_OK
@@ -427,9 +430,18 @@ def _print_theoretical(args: argparse.Namespace, out: Console) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="audit-cli", description=__doc__)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--wide",
+        action="store_true",
+        help="never fold or shrink a column, whatever the terminal's width "
+        "(always so when stdout is not a terminal)",
+    )
     sub = p.add_subparsers(dest="command", required=True)
 
-    v = sub.add_parser("verify", help="verify signatures, chains, checkpoints and books")
+    v = sub.add_parser(
+        "verify", parents=[common], help="verify signatures, chains, checkpoints and books"
+    )
     v.add_argument(
         "--db",
         default="data/casino.sqlite",
@@ -456,13 +468,17 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--progress-threshold", type=int, default=20_000, help=argparse.SUPPRESS)
     v.set_defaults(func=cmd_verify)
 
-    k = sub.add_parser("keys", help="export the signing public keys with fingerprints")
+    k = sub.add_parser(
+        "keys", parents=[common], help="export the signing public keys with fingerprints"
+    )
     k.add_argument("--data-dir", default="data", help="croupier data directory (default data)")
     k.add_argument("--keyring", help="path to a keyring.json instead of DATA_DIR/keys/keyring.json")
     k.add_argument("--out", help="write the public keys JSON to this file")
     k.add_argument("--json", action="store_true")
     k.set_defaults(func=cmd_keys)
-    r = sub.add_parser("round", help="a round's timeline, re-derived from its revealed seed")
+    r = sub.add_parser(
+        "round", parents=[common], help="a round's timeline, re-derived from its revealed seed"
+    )
     r.add_argument("code", help="game code, e.g. RD-20261129-131541-7K3Q")
     r.add_argument("--db", default="data/casino.sqlite")
     r.add_argument(
@@ -473,7 +489,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_round)
 
-    h = sub.add_parser("history", help="a player's account history from the log")
+    h = sub.add_parser("history", parents=[common], help="a player's account history from the log")
     h.add_argument("player")
     h.add_argument("--db", default="data/casino.sqlite")
     h.add_argument("--json", action="store_true")
@@ -481,6 +497,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     st = sub.add_parser(
         "statement",
+        parents=[common],
         help="every movement of a player's money with running balances, from the log",
     )
     st.add_argument("player")
@@ -496,6 +513,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     vd = sub.add_parser(
         "void",
+        parents=[common],
         help="operator: void a round after a malfunction "
         "(uses CROUPIER_* settings to reach the store)",
     )
@@ -507,7 +525,9 @@ def build_parser() -> argparse.ArgumentParser:
     vd.set_defaults(func=cmd_void)
 
     rt = sub.add_parser(
-        "rtp", help="observed RTP per game, variant, paytable and coins vs the certified maths"
+        "rtp",
+        parents=[common],
+        help="observed RTP per game, variant, paytable and coins vs the certified maths",
     )
     rt.add_argument("--db", default="data/casino.sqlite")
     rt.add_argument("--json", action="store_true")
@@ -534,7 +554,7 @@ def _when(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    out = Console()
+    out = console(wide=getattr(args, "wide", False))
     try:
         code: int = args.func(args, out)
     except (KeyringError, SourceError) as e:
