@@ -65,6 +65,7 @@ def _red_dog() -> RedDogVariant:
         min_bet=rules.min_bet,
         max_bet=rules.max_bet,
         max_raise="up to the original bet, within the table maximum",
+        notes=[_red_dog_raise_note(rules)],
         paytable=pays,
         rtp=[
             # seed 003 publishes 96.84 %: optimal raising, per unit of original bet.
@@ -73,6 +74,24 @@ def _red_dog() -> RedDogVariant:
             _rtp(never.rtp_per_bet, "never-raise", "per-original-bet", False),
         ],
     )
+
+
+def _red_dog_raise_note(rules: red_dog.RedDogRules) -> str:
+    half = rules.max_bet // 2
+    return (
+        "Bet plus raise may not exceed the table maximum "
+        f"({rules.max_bet} minor units), so above half of it (a bet over {half}) the full "
+        "raise that optimal play makes on spreads 7-11 is impossible: the certified RTP "
+        f"is reachable only with bets up to {half}."
+    )
+
+
+# Seed 004 describes multi-hand play but gives no paytable and no coin columns.
+JB_MULTI_NOTE = (
+    "Seed 004 gives no paytable: jb-multi pays seed 000's 9/6 Jacks or Better table "
+    "with its coin columns (1 to 5 coins per hand, 4000 per coin value for a royal "
+    "flush with 5 coins), per hand."
+)
 
 
 def _video_poker() -> list[VideoPokerVariant]:
@@ -116,6 +135,7 @@ def _video_poker() -> list[VideoPokerVariant]:
                     if rank is not HandRank.NOTHING
                 ],
                 rtp=rtp,
+                notes=[JB_MULTI_NOTE] if variant.id == "jb-multi" else [],
             )
         )
     return out

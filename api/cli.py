@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import secrets
 import sys
+from datetime import UTC, datetime
 
 from ledger.casino import Casino
 from ledger.keys import KeyringError
@@ -13,12 +15,13 @@ from ledger.settings import Settings
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Play a short scripted session on the configured store, seal it, print what happened:
-    a Red Dog round, a 4-line Jacks or Better round, the close and a checkpoint. Re-running
-    with the same --tag returns the same results (every command is idempotent)."""
+    a Red Dog round, a 4-line Jacks or Better round, the close and a checkpoint. Each run
+    plays a new session for player ``demo``; re-running with the same --tag replays that
+    run's results instead (every command is idempotent by its request id)."""
     app = Casino(Settings())
     try:
-        tag = args.tag
-        player = f"demo-{tag}"
+        tag = args.tag or f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+        player = f"demo-{args.tag}" if args.tag else "demo"
         if _missing(app, player):
             app.open_account(f"{tag}-open", player, "EUR")
         app.deposit(f"{tag}-deposit", player, 10_000)
@@ -35,6 +38,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(
             json.dumps(
                 {
+                    "run": tag,
                     "player": player,
                     "rounds": [
                         {k: r[k] for k in ("code", "game", "outcome", "staked", "payout")}
@@ -115,7 +119,12 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="croupier", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("demo", help="play a scripted session and seal a checkpoint")
-    d.add_argument("--tag", default="1", help="request-id prefix (same tag = idempotent rerun)")
+    d.add_argument(
+        "--tag",
+        default=None,
+        help="request-id prefix: the same tag replays that run (idempotent); "
+        "default: a new run, i.e. a new session, each time",
+    )
     d.set_defaults(func=cmd_demo)
     sub.add_parser("seal", help="write a signed checkpoint now").set_defaults(func=cmd_seal)
     sub.add_parser("rotate-keys", help="new signing key; old public keys kept").set_defaults(

@@ -253,7 +253,13 @@ class VideoPokerDeal(Request):
     variant: Literal["jb-4line", "jb-multi"] = "jb-4line"
     coin_value: Amount
     coins: int = Field(strict=True, ge=1, le=5, description="coins per line")
-    lines: int = Field(strict=True, ge=1, le=1000)
+    lines: int = Field(
+        default=4,
+        strict=True,
+        ge=1,
+        le=1000,
+        description="lines (hands); default 4, the only count jb-4line plays",
+    )
 
 
 class VideoPokerHold(Request):
@@ -304,6 +310,7 @@ class RedDogVariant(Response):
     max_raise: str
     paytable: list[RedDogPay]
     rtp: list[Rtp]
+    notes: list[str] = Field(default_factory=list)
 
 
 class VideoPokerPay(Response):
@@ -323,6 +330,7 @@ class VideoPokerVariant(Response):
     double_up_limit: Money
     paytable: list[VideoPokerPay]
     rtp: list[Rtp]
+    notes: list[str] = Field(default_factory=list)
 
 
 class Catalogue(Response):

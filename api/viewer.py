@@ -36,6 +36,7 @@ from api.errors import ApiError
 from audit_cli.round_check import RoundReport, check_rows
 from audit_cli.rows import Row
 from ledger.casino import Casino
+from ledger.money import minor_unit
 from ledger.rounds import round_id_for
 
 STATIC = Path(__file__).with_name("static")
@@ -168,6 +169,7 @@ def round_document(app: Casino, code: str) -> dict[str, Any]:
         "rules_version": rnd.rules_version,
         "paytable_id": rnd.paytable_id,
         "currency": rnd.currency,
+        "exponent": minor_unit(rnd.currency),
         "started_at": rnd.started_at,
         "status": rnd.status,
         "stake": rnd.stake,

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 from uuid import UUID
+
+import iso4217
 
 from ledger.errors import InvalidAmount, InvalidRequest
 
@@ -21,9 +24,28 @@ def check_amount(amount: object, what: str = "amount") -> int:
 
 
 def check_currency(currency: object) -> str:
+    """An active ISO 4217 code of a currency with minor units (so amounts in minor units
+    mean something): 'EUR', 'JPY' (0 decimals), 'KWD' (3). Codes without a minor unit
+    (gold 'XAU', the SDR 'XDR', ...) are refused."""
     if not isinstance(currency, str) or not _CURRENCY.match(currency):
         raise InvalidRequest(f"currency must be an ISO 4217 code such as 'EUR', got {currency!r}")
+    if currency not in currencies():
+        raise InvalidRequest(
+            f"{currency!r} is not an ISO 4217 currency with a minor unit", currency=currency
+        )
     return currency
+
+
+@cache
+def currencies() -> dict[str, int]:
+    """Every ISO 4217 currency with a minor unit, with its exponent (decimal places of its
+    minor unit): the ISO 4217 list one, as published by SIX and bundled by ``iso4217``."""
+    return {c.code: int(c.exponent) for c in iso4217.Currency if c.exponent is not None}
+
+
+def minor_unit(currency: str) -> int:
+    """The exponent of the currency's minor unit: 2 for EUR (cents), 0 for JPY."""
+    return currencies()[check_currency(currency)]
 
 
 def account_ledger(account_id: UUID) -> str:
