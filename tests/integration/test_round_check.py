@@ -169,3 +169,28 @@ def test_cli_round_names_the_tampered_settled_event_and_exits_1(
     bad = run()
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert f"settled event (v{version}) view" in bad.stdout
+
+
+def test_the_servers_check_reports_a_tampered_round_event_by_event(store: Store, code: str) -> None:
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+    from api.auth import Credentials
+
+    creds = Credentials(
+        "op-token-0123456789abcdef", "aud-token-0123456789abcdef", b"k" * 32, "", ""
+    )
+    auth = {"Authorization": "Bearer aud-token-0123456789abcdef"}
+    app = store.open()
+    with TestClient(create_app(app, credentials=creds)) as client:
+        good = client.get(f"/v1/rounds/{code}/check", headers=auth).json()
+        assert good["ok"] and good["rederived"] and good["signatures_checked"]
+        version = tamper(store, code, "settled", change_first_line_card, resign=False)
+        bad = client.get(f"/v1/rounds/{code}/check", headers=auth)
+        assert bad.status_code == 200
+        found = {(f["step"], f["version"], f["field"]) for f in bad.json()["findings"]}
+        assert {("settled", version, "view"), ("settled", version, "signature")} <= found
+        page = client.get(f"/rounds/{code}/data", headers=auth)
+        assert page.status_code == 200 and page.json()["check"]["ok"] is False
+        missing = client.get("/v1/rounds/RD-20000101-000000-ZZZZ/check", headers=auth)
+        assert missing.status_code == 404 and missing.json()["code"] == "round-not-found"
