@@ -89,6 +89,8 @@ def play_rounds(app: Casino) -> dict[str, dict[str, Any]]:
     found["jb-multi"] = multi
     for name, r in found.items():
         assert r["status"] == "settled", (name, r)
+    voided = app.red_dog_bet("rd-void", sid, 500)
+    found["voided"] = app.void_round("void", voided["code"], "display fault", "INC-9")
     app.seal()
     return found
 
@@ -251,6 +253,21 @@ def _checks_pass(page: Any) -> None:
 
 def _settled_view(app: Casino, code: str) -> dict[str, Any]:
     return dict(app.find_round(code).view)
+
+
+def test_the_browser_draws_a_voided_round_with_its_refund(
+    played: Any, served: str, browser: Any, tmp_path: Path
+) -> None:
+    app, rounds = played
+    code = rounds["voided"]["code"]
+    url, _ = signed_link(SECRET, code, 5)
+    page = _open(browser, served + url, tmp_path / "round-viewer-voided.png")
+    _checks_pass(page)
+    voided = page.inner_text('section.step[data-step="voided"]')
+    assert "display fault (incident INC-9)" in voided and "5.00 EUR" in voided
+    assert _cards(page, 'section.step[data-step="started"] .card') == list(
+        app.history.timeline(code)[0]["view"]["cards"]
+    )
 
 
 @pytest.mark.parametrize("game", ["red-dog", "jb-4line", "jb-multi"])
