@@ -107,6 +107,8 @@ class Rules:
             require_positive_amount("blackjack_pays denominator", den)
         except (GameRuleError, TypeError, ValueError) as exc:
             raise InvalidRules(str(exc)) from exc
+        if self.charlie_cards != 6:
+            raise InvalidRules("this engine plays Six Card Charlie (seed 002): charlie_cards=6")
         if self.min_bet > self.max_bet or self.side_min_bet > self.side_max_bet:
             raise InvalidRules("a minimum bet is above its maximum")
         lo, hi = self.penetration_min_permille, self.penetration_max_permille
