@@ -189,7 +189,7 @@ def basic_strategy(game: MainGame, shoe: tuple[int, ...] = SHOE) -> list[Strateg
             for a, b in groups[(kind, total)]:
                 s = sp.index[(_add(_add(_ZERO, a), b), 0)]
                 w = weights[(a, b)]
-                reach += w * float(sol.mass[up - 1, s])
+                reach += w * float(sol.reach[up - 1, s])
                 acc[Action.STAND] += w * float(sol.stand[up - 1, s])
                 acc[Action.HIT] += w * float(sol.hit[up - 1, s])
                 acc[Action.DOUBLE] += w * float(sol.double[up - 1, s])

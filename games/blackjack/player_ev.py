@@ -216,6 +216,12 @@ class Solution:
     choice: Array
     """The action taken per (up, state) (an index into ``ACTIONS``)."""
 
+    @property
+    def reach(self) -> Array:
+        """P(the decisions at a state happen | its cards): ``mass`` with an ace up (the
+        peek), 1 otherwise (``mass + blackjack``)."""
+        return self.mass + self.blackjack
+
 
 ACTIONS: Final = (Action.STAND, Action.HIT, Action.DOUBLE, Action.SPLIT, Action.CASHOUT)
 
@@ -227,13 +233,15 @@ def solve(
     exact: bool = False,
     policy: Policy | None = None,
     cashout: Array | None = None,
+    actions: frozenset[Action] = frozenset(Action),
 ) -> Solution:
     """Values of every state for every up card.
 
     ``all_bets``: a dealer blackjack under a ten takes every stake (else the original bet
     only). ``policy`` fixes the action per state (else the best action is taken).
     ``cashout`` (10, states) offers in units of the bet (NaN where not offered) adds the
-    cash-out as an action of the main hand.
+    cash-out as an action of the main hand. ``actions`` limits the choice (e.g. hit and
+    stand only); a forced draw is always taken.
     """
     sp = space or hand_space()
     states = len(sp.cards)
@@ -325,9 +333,12 @@ def solve(
             allowed = np.stack(
                 [
                     np.broadcast_to(~sp.forced_draw[at], (10, len(at))),
-                    np.broadcast_to(sp.can_hit[at] | sp.forced_draw[at], (10, len(at))),
-                    np.broadcast_to(sp.can_double[at], (10, len(at))),
-                    np.broadcast_to(splits >= 0, (10, len(at))),
+                    np.broadcast_to(
+                        (sp.can_hit[at] & (Action.HIT in actions)) | sp.forced_draw[at],
+                        (10, len(at)),
+                    ),
+                    np.broadcast_to(sp.can_double[at] & (Action.DOUBLE in actions), (10, len(at))),
+                    np.broadcast_to((splits >= 0) & (Action.SPLIT in actions), (10, len(at))),
                     cash_ok,
                 ]
             )
