@@ -59,6 +59,7 @@ __all__ = [
     "close_insurance",
     "close_step",
     "deal",
+    "next_start",
     "open_round",
     "place_bets",
     "play_dealer",
@@ -264,3 +265,11 @@ def play_dealer(shared: SharedRound, shoe: Sequence[Card]) -> SharedRound:
     return replace(
         shared, phase=Phase.SETTLED, hole=hole, dealer_draws=tuple(draws), cut_out=cut_out
     )
+
+
+def next_start(shared: SharedRound) -> int | None:
+    """Where the shoe's next round starts, or ``None`` when the cut card came out in this
+    round: seed 002, the game goes on "fino a quando non viene distribuita la carta di
+    taglio"; this round finishes, then the shoe is done and a new one is shuffled."""
+    _require(shared, Phase.SETTLED, "start the next round")
+    return None if shared.cut_out else shared.next_position
