@@ -120,7 +120,7 @@ def test_any_decisions_draw_in_shoe_order_conserve_money_and_replay_equal_live(
         )
         assert result.returned == parts
         for hand in result.hands:
-            assert 0 <= hand.payout
+            assert hand.payout >= 0
             if hand.outcome is HandOutcome.BLACKJACK:
                 assert hand.payout == hand.stake + hand.stake * 3 // 2
             elif hand.outcome is not HandOutcome.CASHED_OUT:
