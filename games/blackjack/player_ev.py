@@ -104,9 +104,13 @@ class HandSpace:
     index: dict[tuple[tuple[int, ...], int], int]
 
 
-def hand_space(charlie: int = 6, double_on_hard_17: bool = True) -> HandSpace:
+def hand_space(
+    charlie: int = 6, double_on_hard_17: bool = True, hit_hard_17: bool = False
+) -> HandSpace:
     """Build the reachable states: two-card main hands and what hitting or doubling
-    reaches; one-card split hands (forced draw) and what they reach."""
+    reaches; one-card split hands (forced draw) and what they reach. ``hit_hard_17``
+    lifts seed 002's "no card on a hard 17 or more" (only to explain the published
+    figure, see docs/blackjack.md)."""
     index: dict[tuple[tuple[int, ...], int], int] = {}
     order: list[tuple[tuple[int, ...], int]] = []
 
@@ -119,7 +123,7 @@ def hand_space(charlie: int = 6, double_on_hard_17: bool = True) -> HandSpace:
         n = sum(c)
         if _hard(c) > 21 or n >= charlie:
             return
-        if n == 1 or _can_hit(c, pair) or _can_double(c, pair, double_on_hard_17):
+        if n == 1 or _can_hit(c, pair, hit_hard_17) or _can_double(c, pair, double_on_hard_17):
             for v in UPS:
                 visit(_add(c, v), pair)
 
@@ -153,7 +157,7 @@ def hand_space(charlie: int = 6, double_on_hard_17: bool = True) -> HandSpace:
         arrays["total"].append(total)
         arrays["soft"].append(int(soft))
         arrays["kind"].append(kind)
-        arrays["can_hit"].append(int(kind == LIVE and n > 1 and _can_hit(c, pair)))
+        arrays["can_hit"].append(int(kind == LIVE and n > 1 and _can_hit(c, pair, hit_hard_17)))
         arrays["can_double"].append(int(kind == LIVE and _can_double(c, pair, double_on_hard_17)))
         arrays["forced"].append(int(n == 1))
         removed[s] = c
@@ -178,13 +182,13 @@ def hand_space(charlie: int = 6, double_on_hard_17: bool = True) -> HandSpace:
     )
 
 
-def _can_hit(c: tuple[int, ...], pair: int) -> bool:
+def _can_hit(c: tuple[int, ...], pair: int, hard_17: bool = False) -> bool:
     n = sum(c)
     total, _ = _total(c)
     if pair == 1 and n >= 2:
         return False  # seed 002: each split ace receives one card only
     # seed 002: no card on a hard 17 or more; no decision on 21 (soft 21 included).
-    return _hard(c) < 17 and total < 21
+    return (hard_17 or _hard(c) < 17) and total < 21
 
 
 def _can_double(c: tuple[int, ...], pair: int, on_hard_17: bool) -> bool:
