@@ -312,6 +312,7 @@ def solve(
     for a in UPS:
         pair_of[sp.index[(_add(_add((0,) * 10, a), a), 0)]] = sp.index[(_add((0,) * 10, a), a)]
     low = -10 * one
+    fixed = None if policy is None else np.stack([policy(sp, u) for u in UPS])
     # Split hands first (they never reach a main-hand state), then the main hands.
     for split_pass in (True, False):
         for n in range(int(sp.n_cards.max()), 0, -1):
@@ -346,10 +347,10 @@ def solve(
                     cash_ok,
                 ]
             )
-            if policy is None:
+            if fixed is None:
                 picked = np.argmax(np.where(allowed, values, low), axis=0)
             else:
-                picked = np.stack([policy(sp, u)[at] for u in UPS])
+                picked = fixed[:, at]
                 if not np.take_along_axis(allowed, picked[None], axis=0).all():
                     raise ValueError("the policy takes an action the rules do not allow")
             best[:, at] = np.take_along_axis(values, picked[None], axis=0)[0]

@@ -2,8 +2,8 @@
 
 A card *type* is a (rank, suit) pair; a fresh shoe holds ``decks`` copies of each of the
 52 types. Perfect Pairs counts the ordered pairs of the player's first two cards; 21+3 and
-Hot 3 the ordered triples (two player cards and the dealer's up card): a triple of types
-``t1, t2, t3`` is drawn in ``n1 (n2 - [t2 = t1]) (n3 - [t3 = t1] - [t3 = t2])`` ways.
+Hot 3 the ordered triples (two player cards and the dealer's up card), by rank triple and
+whether the suits agree (the tests count over every triple of card types instead).
 
 Readings (seed 002 names the hands by example only; the common casino rules, stated):
 
@@ -141,12 +141,23 @@ def hot_three_outcome(cards: tuple[Card, ...], ace_eleven: bool = True) -> str |
 def _three_card(
     classify: Callable[[tuple[Card, ...]], str | None], decks: int
 ) -> dict[str, Fraction]:
+    """P(outcome) over the ordered triples. An outcome depends on the ranks and on whether
+    the three suits agree, so count by ordered rank triple: of its
+    ``4d (4d - [r2 = r1]) (4d - [r3 = r1] - [r3 = r2])`` ordered draws, the suited ones
+    are ``4 d (d - [r2 = r1]) (d - [r3 = r1] - [r3 = r2])`` (same suit: equal types are
+    equal ranks)."""
     counts: dict[str, int] = {}
-    for t1, t2, t3 in product(TYPES, repeat=3):
-        ways = decks * (decks - (t2 == t1)) * (decks - (t3 == t1) - (t3 == t2))
-        outcome = classify((t1, t2, t3))
-        if outcome is not None and ways:
-            counts[outcome] = counts.get(outcome, 0) + ways
+    per_rank = 4 * decks
+    for r1, r2, r3 in product(RANKS, repeat=3):
+        same2, same3 = int(r2 == r1), int(r3 == r1) + int(r3 == r2)
+        every = per_rank * (per_rank - same2) * (per_rank - same3)
+        suited = 4 * decks * (decks - same2) * (decks - same3)
+        for ways, suits in ((suited, ("s", "s", "s")), (every - suited, ("s", "h", "c"))):
+            if ways <= 0:
+                continue
+            outcome = classify(((r1, suits[0]), (r2, suits[1]), (r3, suits[2])))
+            if outcome is not None:
+                counts[outcome] = counts.get(outcome, 0) + ways
     cards = 52 * decks
     return {k: Fraction(v, cards * (cards - 1) * (cards - 2)) for k, v in counts.items()}
 
