@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 from games.errors import InvalidDecision
 
@@ -94,10 +95,11 @@ INSURE = Decision(DecisionKind.INSURE)
 NO_INSURANCE = Decision(DecisionKind.NO_INSURANCE)
 
 
-@dataclass(frozen=True, slots=True)
-class Option:
+class Option(NamedTuple):
     """A decision the seat may take now. ``amount`` is what it costs (double, split,
-    insurance: debited when taken) or, for a cash-out, what it pays; 0 otherwise."""
+    insurance: debited when taken) or, for a cash-out, what it pays; 0 otherwise.
+    (A named tuple: views list one per option per seat per step, and it is cheaper to
+    build than a frozen dataclass.)"""
 
     kind: DecisionKind
     amount: int = 0

@@ -21,12 +21,12 @@ False
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Final
 
 from games.cards import Card, Rank
 
-__all__ = ["CHARLIE_CARDS", "Hand", "hard_value", "total_of", "value_of"]
+__all__ = ["CHARLIE_CARDS", "Hand", "hard_value", "make_hand", "total_of", "value_of"]
 
 CHARLIE_CARDS: Final = 6
 """seed 002, "Six Card Charlie": six cards totalling 21 or less win at once."""
@@ -116,4 +116,23 @@ class Hand:
         )
 
     def with_card(self, card: Card) -> Hand:
-        return Hand((*self.cards, card), self.stake, self.doubled, self.split)
+        return make_hand((*self.cards, card), self.stake, self.doubled, self.split)
+
+
+_new = object.__new__
+_set_cards, _set_stake, _set_doubled, _set_split = (
+    Hand.__dict__[f.name].__set__ for f in fields(Hand)
+)
+
+
+def make_hand(cards: tuple[Card, ...], stake: int, doubled: bool, split: bool) -> Hand:
+    """``Hand(cards, stake, doubled, split)``, filling the slots directly: hands are built
+    for every seat at every step, and the frozen ``__init__`` (one ``object.__setattr__``
+    per field) costs several times more. Hand has no ``__post_init__``, so the value is
+    the same."""
+    out = _new(Hand)
+    _set_cards(out, cards)
+    _set_stake(out, stake)
+    _set_doubled(out, doubled)
+    _set_split(out, split)
+    return out

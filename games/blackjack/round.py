@@ -40,6 +40,7 @@ from games.blackjack.seat import (
     close_seat,
     deal_seat,
     give_card,
+    new_seat,
 )
 from games.blackjack.shared import CashoutOffers, Phase, SharedRound, cashout_table
 from games.cards import Card, Rank
@@ -95,12 +96,14 @@ def open_round(rules: Rules, start: int, cashout: CashoutOffers | None = None) -
 # --- bets -------------------------------------------------------------------------------
 
 
+_SIDE_INDEX = {bet.value: i for i, bet in enumerate(SIDE_BETS)}
+"""Side bet name -> its index in ``Seat.sides`` (a StrEnum member hashes as its value)."""
+
+
 def _side_stakes(sides: Mapping[SideBet | str, int]) -> tuple[int, int, int, int]:
     stakes = [0, 0, 0, 0]
     for name, stake in sides.items():
-        if name not in tuple(SideBet):
-            raise InvalidSideBet(f"unknown side bet {name!r} (seed 002 has {list(SideBet)})")
-        stakes[SIDE_BETS.index(SideBet(name))] = stake
+        stakes[_SIDE_INDEX[name]] = stake
     return stakes[0], stakes[1], stakes[2], stakes[3]
 
 
@@ -115,8 +118,8 @@ def check_bets(shared: SharedRound, main: object, sides: Mapping[SideBet | str, 
     if amount > rules.max_bet:
         raise BetAboveMaximum(amount, rules.max_bet)
     for name, stake in sides.items():
-        if name not in tuple(SideBet):
-            raise InvalidSideBet(f"unknown side bet {name!r} (seed 002 has {list(SideBet)})")
+        if name not in _SIDE_INDEX:
+            raise InvalidSideBet(f"unknown side bet {name!r} (seed 002 has {list(_SIDE_INDEX)})")
         if stake == 0 and not isinstance(stake, bool):
             continue
         require_positive_amount(f"{name} bet", stake)
@@ -144,7 +147,7 @@ def place_bets(
     bet). The ledger debits ``seat.staked``."""
     given = {} if sides is None else sides
     check_bets(shared, main, given)
-    return Seat(seat_id, shared.start, main, _side_stakes(given))
+    return new_seat(seat_id, shared.start, main, _side_stakes(given))
 
 
 # --- cards ------------------------------------------------------------------------------

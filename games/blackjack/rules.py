@@ -149,12 +149,13 @@ class Rules:
         return bet // 2
 
     def _side_paytable_id(self, bet: SideBet) -> str:
-        return {
-            SideBet.PERFECT_PAIRS: self.perfect_pairs_paytable,
-            SideBet.TWENTY_ONE_PLUS_THREE: self.twenty_one_plus_three_paytable,
-            SideBet.HOT_THREE: self.hot_three_paytable,
-            SideBet.BUST_IT: self.bust_it_paytable,
-        }[bet]
+        if bet is SideBet.PERFECT_PAIRS:
+            return self.perfect_pairs_paytable
+        if bet is SideBet.TWENTY_ONE_PLUS_THREE:
+            return self.twenty_one_plus_three_paytable
+        if bet is SideBet.HOT_THREE:
+            return self.hot_three_paytable
+        return self.bust_it_paytable
 
     def side_paytable(self, bet: SideBet) -> SidePaytable:
         """The paytable this table uses for side bet ``bet``."""

@@ -28,7 +28,7 @@ Rules applied here (seed 002, "Raddoppio, carta o stai", "Dividi", "Incassare"):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Final
 
 from games.blackjack.decisions import (
@@ -40,7 +40,7 @@ from games.blackjack.decisions import (
     Option,
 )
 from games.blackjack.errors import AlreadyDecided, NotAnOption, SeatNotInRound
-from games.blackjack.hand import Hand, hard_value, total_of
+from games.blackjack.hand import Hand, hard_value, make_hand, total_of
 from games.blackjack.paytables import SideBet
 from games.blackjack.shared import Phase, SharedRound
 from games.cards import Card
@@ -106,6 +106,22 @@ class Seat:
         return self.hands[0].cards[2:] if self.hands else ()
 
 
+_new = object.__new__
+(
+    _set_id,
+    _set_start,
+    _set_main,
+    _set_sides,
+    _set_hands,
+    _set_active,
+    _set_drawing,
+    _set_insurance,
+    _set_cashed_out,
+    _set_pending,
+    _set_actions,
+) = (Seat.__dict__[f.name].__set__ for f in fields(Seat))
+
+
 def _seat(
     s: Seat,
     hands: tuple[Hand, ...],
@@ -116,20 +132,40 @@ def _seat(
     insurance: int | None = None,
     cashed_out: int | None = None,
 ) -> Seat:
-    # Positional construction: this runs once per seat per step, for every seat.
-    return Seat(
-        s.seat_id,
-        s.start,
-        s.main,
-        s.sides,
-        hands,
-        active,
-        drawing,
-        s.insurance if insurance is None else insurance,
-        s.cashed_out if cashed_out is None else cashed_out,
-        pending,
-        actions,
-    )
+    """A copy of ``s`` with these fields. It runs once or twice per seat per step, for
+    every seat, so it fills the slots directly: the frozen dataclass ``__init__`` (one
+    ``object.__setattr__`` per field) costs several times more. Same value, same checks
+    (Seat has no ``__post_init__``)."""
+    out = _new(Seat)
+    _set_id(out, s.seat_id)
+    _set_start(out, s.start)
+    _set_main(out, s.main)
+    _set_sides(out, s.sides)
+    _set_hands(out, hands)
+    _set_active(out, active)
+    _set_drawing(out, drawing)
+    _set_insurance(out, s.insurance if insurance is None else insurance)
+    _set_cashed_out(out, s.cashed_out if cashed_out is None else cashed_out)
+    _set_pending(out, pending)
+    _set_actions(out, actions)
+    return out
+
+
+def new_seat(seat_id: str, start: int, main: int, sides: tuple[int, int, int, int]) -> Seat:
+    """``Seat(seat_id, start, main, sides)`` built the fast way (see :func:`_seat`)."""
+    out = _new(Seat)
+    _set_id(out, seat_id)
+    _set_start(out, start)
+    _set_main(out, main)
+    _set_sides(out, sides)
+    _set_hands(out, ())
+    _set_active(out, 0)
+    _set_drawing(out, False)
+    _set_insurance(out, None)
+    _set_cashed_out(out, None)
+    _set_pending(out, None)
+    _set_actions(out, ())
+    return out
 
 
 def advance(hands: tuple[Hand, ...], active: int) -> tuple[int, bool]:
@@ -156,26 +192,29 @@ def advance(hands: tuple[Hand, ...], active: int) -> tuple[int, bool]:
     return active, False
 
 
+_HIT = Option(K.HIT)
+_STAND = Option(K.STAND)
+_DOUBLE, _SPLIT, _CASH_OUT = K.DOUBLE, K.SPLIT, K.CASH_OUT
+
+
 def hand_options(shared: SharedRound, seat: Seat, hand: Hand) -> tuple[Option, ...]:
     """The decisions open to ``hand`` (a hand in play, not finished) in a decision step."""
-    rules = shared.rules
-    total, soft = total_of(hand.cards)
-    two = len(hand.cards) == 2 and not hand.split
-    out: list[Option] = []
-    if soft or total < 17:  # seed 002: no card on a hard 17 or more
-        out.append(Option(K.HIT))
-    out.append(Option(K.STAND))
-    # seed 002: "Se il valore della tua mano iniziale è diverso da 21, puoi raddoppiare"
-    if two and total != 21 and (soft or total < 17 or rules.double_on_hard_17):
-        out.append(Option(K.DOUBLE, seat.main))
-    # seed 002: "una coppia di carte di pari valore"; "un solo Dividi per mano"
-    if two and len(seat.hands) == 1 and hard_value(hand.cards[0]) == hard_value(hand.cards[1]):
-        out.append(Option(K.SPLIT, seat.main))
+    cards = hand.cards
+    total, soft = total_of(cards)
+    hit = soft or total < 17  # seed 002: no card on a hard 17 or more
+    out = [_HIT, _STAND] if hit else [_STAND]
+    if len(cards) == 2 and not hand.split:
+        # seed 002: "Se il valore della tua mano iniziale è diverso da 21, puoi raddoppiare"
+        if total != 21 and (hit or shared.rules.double_on_hard_17):
+            out.append(Option(_DOUBLE, seat.main))
+        # seed 002: "una coppia di carte di pari valore"; "un solo Dividi per mano"
+        if len(seat.hands) == 1 and hard_value(cards[0]) == hard_value(cards[1]):
+            out.append(Option(_SPLIT, seat.main))
     # seed 002: cash-out on the main bet only; never after a double, a bust, on 21
-    if not hand.split and not hand.doubled and total < 21:
+    if total < 21 and not hand.split and not hand.doubled:
         offer = shared.cashout.offer(total, soft, shared.up_value)
         if offer is not None:
-            out.append(Option(K.CASH_OUT, seat.main * offer // 100))
+            out.append(Option(_CASH_OUT, seat.main * offer // 100))
     return tuple(out)
 
 
@@ -281,11 +320,14 @@ def apply_action(shared: SharedRound, seat: Seat, action: Action) -> Seat:
         active, drawing = advance(hands, i + 1)
         return _seat(seat, hands, active, drawing, action, seat.actions)
     if kind is K.DOUBLE:
-        doubled = Hand(hand.cards, hand.stake + seat.main, True, hand.split)
+        doubled = make_hand(hand.cards, hand.stake + seat.main, True, hand.split)
         return _seat(seat, _replace(hands, i, doubled), i, True, action, seat.actions)
     if kind is K.SPLIT:
         first, second = hand.cards
-        split = (Hand((first,), seat.main, split=True), Hand((second,), seat.main, split=True))
+        split = (
+            make_hand((first,), seat.main, False, True),
+            make_hand((second,), seat.main, False, True),
+        )
         return _seat(seat, split, 0, True, action, seat.actions)
     if kind is K.CASH_OUT:
         offer = shared.cashout.offer(hand.total, hand.soft, shared.up_value)
@@ -327,7 +369,7 @@ def deal_seat(shared: SharedRound, seat: Seat) -> Seat:
         raise SeatNotInRound(
             f"seat {seat.seat_id!r} is in the round at {seat.start}, not {shared.start}"
         )
-    hands = (Hand(shared.player_cards, seat.main),)
+    hands = (make_hand(shared.player_cards, seat.main, False, False),)
     active, drawing = advance(hands, 0)
     return _seat(seat, hands, active, drawing, None, seat.actions)
 

@@ -28,8 +28,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
-from games.blackjack.hand import Hand, total_of
+from games.blackjack.hand import CHARLIE_CARDS, Hand, total_of
 from games.blackjack.paytables import SideBet
 from games.blackjack.rules import TenUpReading
 from games.blackjack.seat import SIDE_BETS, Seat
@@ -40,12 +41,12 @@ from games.errors import ActionOutOfPhase
 __all__ = [
     "HandOutcome",
     "HandResult",
+    "RoundOutcome",
     "SeatSettlement",
-    "SideOutcomes",
     "SideResult",
+    "round_outcome",
     "settle_seat",
     "settle_seats",
-    "side_outcomes",
 ]
 
 
@@ -62,15 +63,15 @@ class HandOutcome(StrEnum):
     DEALER_BLACKJACK = "dealer-blackjack"
 
 
-@dataclass(frozen=True, slots=True)
-class HandResult:
+class HandResult(NamedTuple):
+    """One hand's result (named tuples here: settlement builds several per seat)."""
+
     outcome: HandOutcome
     stake: int
     payout: int
 
 
-@dataclass(frozen=True, slots=True)
-class SideResult:
+class SideResult(NamedTuple):
     """One side bet's result: ``outcome`` is its paying outcome, ``"push"`` (Bust It on a
     player blackjack) or ``None`` (lost)."""
 
@@ -81,25 +82,26 @@ class SideResult:
 
 
 @dataclass(frozen=True, slots=True)
-class SideOutcomes:
-    """Every side bet's outcome in a settled round (the same for every seat)."""
+class RoundOutcome:
+    """What settlement needs from a settled round, computed once for all its seats: the
+    dealer's result and every side bet's outcome (the same for every seat)."""
 
-    perfect_pairs: str | None
-    twenty_one_plus_three: str | None
-    hot_three: str | None
-    bust_it: str | None
+    dealer_total: int
+    dealer_blackjack: bool
+    takes_every_stake: bool
+    """A dealer blackjack takes every stake: found at the peek (nothing more was staked)
+    or under the ``all-bets`` ten-up reading."""
+    side_names: tuple[str | None, str | None, str | None, str | None]
+    """Each side bet's outcome, in ``SIDE_BETS`` order: a paying outcome, ``"push"``
+    (Bust It on a player blackjack) or ``None`` (lost)."""
+    side_multipliers: tuple[int, int, int, int]
+    """What each side bet returns per unit staked: ``1 + pays``, 1 on a push, 0 lost."""
 
-    def of(self, bet: SideBet) -> str | None:
-        return (
-            self.perfect_pairs,
-            self.twenty_one_plus_three,
-            self.hot_three,
-            self.bust_it,
-        )[SIDE_BETS.index(bet)]
+    def side(self, bet: SideBet) -> str | None:
+        return self.side_names[SIDE_BETS.index(bet)]
 
 
-@dataclass(frozen=True, slots=True)
-class SeatSettlement:
+class SeatSettlement(NamedTuple):
     """What one seat staked and gets back. ``returned - staked`` is the player's net."""
 
     seat_id: str
@@ -114,19 +116,33 @@ class SeatSettlement:
         return self.returned - self.staked
 
 
-def side_outcomes(shared: SharedRound) -> SideOutcomes:
-    """The side bets' outcomes of a settled round."""
+def round_outcome(shared: SharedRound) -> RoundOutcome:
+    """The dealer's result and the side bets' outcomes of a settled round."""
     _require_settled(shared)
     first, second = shared.player_cards
     up = shared.up
     assert up is not None
     # seed 002: Bust It "viene restituita (push) se il giocatore ottiene un Blackjack"
     bust = "push" if shared.player_blackjack else bust_it(shared.dealer_cards)
-    return SideOutcomes(
+    names = (
         perfect_pairs(first, second),
         twenty_one_plus_three(first, second, up),
         hot_three(first, second, up),
         bust,
+    )
+    rules = shared.rules
+    mults = [0, 0, 0, 0]
+    for i, (bet, name) in enumerate(zip(SIDE_BETS, names, strict=True)):
+        if name == "push":
+            mults[i] = 1
+        elif name is not None:
+            mults[i] = 1 + rules.side_paytable(bet).pays[name]
+    return RoundOutcome(
+        shared.dealer_total,
+        shared.dealer_blackjack,
+        shared.peeked or rules.ten_up is TenUpReading.ALL_BETS,
+        names,
+        (mults[0], mults[1], mults[2], mults[3]),
     )
 
 
@@ -135,29 +151,32 @@ def _require_settled(shared: SharedRound) -> None:
         raise ActionOutOfPhase("settle", shared.phase.value, allowed=Phase.SETTLED.value)
 
 
-def _hand(shared: SharedRound, seat: Seat, index: int, hand: Hand) -> HandResult:
+def _hand(
+    shared: SharedRound, seat: Seat, index: int, hand: Hand, known: RoundOutcome
+) -> HandResult:
     stake = hand.stake
     if seat.cashed_out is not None:
         return HandResult(HandOutcome.CASHED_OUT, stake, seat.cashed_out)
     total = total_of(hand.cards)[0]
     if total > 21:
         return HandResult(HandOutcome.BUST, stake, 0)
-    if hand.charlie:
+    n = len(hand.cards)
+    if n >= CHARLIE_CARDS:
         # seed 002: Six Card Charlie wins at once, even against a dealer blackjack
         return HandResult(HandOutcome.CHARLIE, stake, 2 * stake)
-    rules = shared.rules
-    if shared.dealer_blackjack:
-        if hand.blackjack:
+    blackjack = n == 2 and total == 21 and not hand.split
+    if known.dealer_blackjack:
+        if blackjack:
             return HandResult(HandOutcome.PUSH, stake, stake)
-        if shared.peeked or rules.ten_up is TenUpReading.ALL_BETS:
+        if known.takes_every_stake:
             return HandResult(HandOutcome.DEALER_BLACKJACK, stake, 0)
         # ten up, original bet only: the dealer takes the main bet once, from the first
         # hand still standing (not bust, not a charlie); every other stake comes back
         lost = seat.main if index == _first_live(seat) else 0
         return HandResult(HandOutcome.DEALER_BLACKJACK, stake, stake - lost)
-    if hand.blackjack:
-        return HandResult(HandOutcome.BLACKJACK, stake, stake + rules.blackjack_win(stake))
-    dealer = shared.dealer_total
+    if blackjack:
+        return HandResult(HandOutcome.BLACKJACK, stake, stake + shared.rules.blackjack_win(stake))
+    dealer = known.dealer_total
     if dealer > 21 or total > dealer:
         return HandResult(HandOutcome.WIN, stake, 2 * stake)
     if total == dealer:
@@ -173,30 +192,35 @@ def _first_live(seat: Seat) -> int:
 
 
 def settle_seat(
-    shared: SharedRound, seat: Seat, outcomes: SideOutcomes | None = None
+    shared: SharedRound, seat: Seat, known: RoundOutcome | None = None
 ) -> SeatSettlement:
-    """Settle ``seat`` in a settled round (``outcomes`` may be passed to share the side
-    bets' classification between seats)."""
-    sides_known = side_outcomes(shared) if outcomes is None else outcomes
-    hands = tuple(_hand(shared, seat, i, h) for i, h in enumerate(seat.hands))
+    """Settle ``seat`` in a settled round (``known`` may be passed to share the round's
+    outcome between seats)."""
+    outcome = round_outcome(shared) if known is None else known
+    hands = tuple([_hand(shared, seat, i, h, outcome) for i, h in enumerate(seat.hands)])
+    returned = 0
+    staked = 0
+    for h in hands:
+        returned += h.payout
+        staked += h.stake
     insurance = 0
-    if seat.insurance and shared.dealer_blackjack:
-        insurance = seat.insurance * (1 + shared.rules.insurance_pays)  # seed 002: 2:1
+    if seat.insurance:
+        staked += seat.insurance
+        if outcome.dealer_blackjack:
+            insurance = seat.insurance * (1 + shared.rules.insurance_pays)  # seed 002: 2:1
+            returned += insurance
+    names, mults = outcome.side_names, outcome.side_multipliers
     sides: list[SideResult] = []
-    for bet, stake in zip(SIDE_BETS, seat.sides, strict=True):
-        if not stake:
-            continue
-        outcome = sides_known.of(bet)
-        if outcome == "push":
-            payout = stake
-        else:
-            payout = shared.rules.side_paytable(bet).payout(outcome, stake)
-        sides.append(SideResult(bet, stake, outcome, payout))
-    returned = sum(h.payout for h in hands) + insurance + sum(s.payout for s in sides)
-    return SeatSettlement(seat.seat_id, seat.staked, hands, insurance, tuple(sides), returned)
+    for i, stake in enumerate(seat.sides):
+        if stake:
+            payout = stake * mults[i]
+            sides.append(SideResult(SIDE_BETS[i], stake, names[i], payout))
+            staked += stake
+            returned += payout
+    return SeatSettlement(seat.seat_id, staked, hands, insurance, tuple(sides), returned)
 
 
 def settle_seats(shared: SharedRound, seats: Iterable[Seat]) -> list[SeatSettlement]:
-    """Settle many seats of one round (the side bets are classified once)."""
-    outcomes = side_outcomes(shared)
-    return [settle_seat(shared, seat, outcomes) for seat in seats]
+    """Settle many seats of one round (the round's outcome is worked out once)."""
+    known = round_outcome(shared)
+    return [settle_seat(shared, seat, known) for seat in seats]

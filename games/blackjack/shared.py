@@ -67,6 +67,9 @@ def cashout_table(rules: Rules) -> CashoutOffers:
     return table  # type: ignore[no-any-return]
 
 
+_UP_VALUES = {rank: 11 if rank is Rank.ACE else min(int(rank), 10) for rank in Rank}
+
+
 @dataclass(frozen=True, slots=True)
 class SharedRound:
     """What every seat of a round shares. ``start`` is the shoe position of its first card.
@@ -96,9 +99,7 @@ class SharedRound:
     @property
     def up_value(self) -> int:
         """The up card's value, 2..10 or 11 for an ace (0 before the deal)."""
-        if self.up is None:
-            return 0
-        return 11 if self.up.rank is Rank.ACE else min(int(self.up.rank), 10)
+        return 0 if self.up is None else _UP_VALUES[self.up.rank]
 
     @property
     def dealer_cards(self) -> tuple[Card, ...]:
