@@ -353,6 +353,8 @@ def close_seat(shared: SharedRound, seat: Seat) -> Seat:
 def give_card(seat: Seat, card: Card | None) -> Seat:
     """After the step card is shown: the drawing hand takes it, then play moves on. The
     step's action goes into ``actions``."""
+    if seat.pending is None and not seat.drawing:
+        return seat  # a seat that is done (or has nothing to do) is not copied
     actions = seat.actions if seat.pending is None else (*seat.actions, seat.pending)
     hands, active, drawing = seat.hands, seat.active, seat.drawing
     if drawing:

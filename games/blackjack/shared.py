@@ -26,16 +26,15 @@ __all__ = ["CashoutOffers", "Phase", "SharedRound", "cashout_table"]
 
 
 class Phase(StrEnum):
-    """Where a round stands (wire format, never renamed)."""
+    """Where a round stands (wire format, never renamed): betting -> (the deal) ->
+    insurance, with an ace up -> (the peek) -> step 1..n -> dealer -> settled. The deal
+    and the peek are transitions, not phases: a state is never left between them."""
 
     BETTING = "betting"
     """Seats place their main and side bets."""
-    DEALT = "dealt"
-    """The initial cards are out (a transient phase: the deal moves on at once)."""
     INSURANCE = "insurance"
-    """The dealer shows an ace: seats answer insurance (seed 002)."""
-    PEEK = "peek"
-    """The dealer checks the hole card for a blackjack (transient)."""
+    """The initial cards are out and the dealer shows an ace: seats answer insurance
+    (seed 002); closing the window is the peek."""
     STEP = "step"
     """Decision step ``SharedRound.step`` is open."""
     DEALER = "dealer"
