@@ -8,9 +8,8 @@ ace is up, every decision step (a third of the seats time out, the rest decide b
 simple total-based policy: split 8s and aces, double 10 and 11, hit below 17 else
 stand, cash out 16s against a 10), the dealer and the settlement of every seat. It prints
 the seats per second of the whole round and of the settlement alone (min / median / max
-over the repetitions), wall and CPU time. The cash-out table is a flat stand-in of the
-shape of ``games.blackjack.cashout`` (one dict lookup per offer), so the figure measures
-the engine, not the maths module. On a shared machine the wall clock also counts time
+over the repetitions), wall and CPU time. Offers come from the published cash-out table
+(``cashout-v1``, looked up by the rules). On a shared machine the wall clock also counts time
 spent waiting for a core; the CPU figure does not.
 """
 
@@ -39,21 +38,6 @@ K = DecisionKind
 SIDES = {"perfect-pairs": 100, "21+3": 100, "hot-3": 100, "bust-it": 100}
 
 
-class FlatCashout:
-    """One dict lookup per offer, like a published table."""
-
-    def __init__(self) -> None:
-        self.table = {
-            (t, s, u): 40 + 6 * (t - 4)
-            for t in range(4, 21)
-            for s in (False, True)
-            for u in range(2, 12)
-        }
-
-    def offer(self, total: int, soft: bool, up: int) -> int | None:
-        return self.table.get((total, soft, up))
-
-
 CHOICES = {
     K.SPLIT: Decision(K.SPLIT),
     K.DOUBLE: Decision(K.DOUBLE),
@@ -78,12 +62,10 @@ def policy(shared: SharedRound, seat: Seat) -> Decision | None:
     return CHOICES[K.HIT] if K.HIT in offered and total < 17 else CHOICES[K.STAND]
 
 
-def one_round(
-    shoe: Shoe, start: int, n: int, cashout: FlatCashout
-) -> tuple[float, float, float, int]:
+def one_round(shoe: Shoe, start: int, n: int) -> tuple[float, float, float, int]:
     """Play one round; return (round wall, round cpu, settle wall, next start)."""
     t0, c0 = time.perf_counter(), time.process_time()
-    shared = open_round(DEFAULT_RULES, start, cashout)
+    shared = open_round(DEFAULT_RULES, start)
     seats = [place_bets(shared, f"seat-{i}", 100 + i % 7 * 100, SIDES) for i in range(n)]
     shared, seats = deal(shared, seats, shoe)
     if shared.phase is Phase.INSURANCE:
@@ -112,13 +94,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="rounds per repetition")
     args = parser.parse_args()
     shoe = shoe_from_seed(DEFAULT_RULES, bytes(range(32)))
-    cashout = FlatCashout()
     whole, cpu_rate, settle = [], [], []
     start = 0
     for _ in range(args.repeat):
         wall = cpu = settle_wall = 0.0
         for _ in range(args.rounds):
-            w, c, s, start = one_round(shoe, start, args.seats, cashout)
+            w, c, s, start = one_round(shoe, start, args.seats)
             wall, cpu, settle_wall = wall + w, cpu + c, settle_wall + s
             if start > shoe.cut_index:
                 start = 0
