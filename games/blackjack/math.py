@@ -91,17 +91,20 @@ def main_game(
     cashout: Array | None = None,
 ) -> MainGame:
     """The return of the main bet (best play unless ``policy``; ``cashout`` adds offers)."""
-    sp = space or hand_space()
+    sp = space or hand_space(shoe=None if shoe == SHOE else shoe)
     sol = solve(shoe, all_bets, sp, exact=exact, policy=policy, cashout=cashout)
     total = sum(shoe)
     net: Any = Fraction(0) if exact else 0.0
     by_up: dict[int, Any] = {}
     for up in UPS:
+        if not shoe[up - 1]:
+            continue  # no such up card in this shoe (small shoes in tests)
         counts = list(shoe)
         counts[up - 1] -= 1
         ev: Any = Fraction(0) if exact else 0.0
         for a, b, p in initial_hands(shoe, up):
-            ev += (p if exact else float(p)) * hand_value(sol, up, a, b, counts, exact)
+            if p:
+                ev += (p if exact else float(p)) * hand_value(sol, up, a, b, counts, exact)
         by_up[up] = ev
         net += (Fraction(shoe[up - 1], total) if exact else shoe[up - 1] / total) * ev
     return MainGame(all_bets, 1 + net, by_up, sol)

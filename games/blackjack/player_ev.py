@@ -105,18 +105,26 @@ class HandSpace:
 
 
 def hand_space(
-    charlie: int = 6, double_on_hard_17: bool = True, hit_hard_17: bool = False
+    charlie: int = 6,
+    double_on_hard_17: bool = True,
+    hit_hard_17: bool = False,
+    shoe: tuple[int, ...] | None = None,
 ) -> HandSpace:
     """Build the reachable states: two-card main hands and what hitting or doubling
     reaches; one-card split hands (forced draw) and what they reach. ``hit_hard_17``
     lifts seed 002's "no card on a hard 17 or more" (only to explain the published
-    figure, see docs/blackjack.md)."""
+    figure, see docs/blackjack.md). ``shoe``: keep only hands that shoe can deal (small
+    shoes in tests; every hand fits 8 decks)."""
     index: dict[tuple[tuple[int, ...], int], int] = {}
     order: list[tuple[tuple[int, ...], int]] = []
 
     def visit(c: tuple[int, ...], pair: int) -> None:
         key = (c, pair)
         if key in index:
+            return
+        if shoe is not None and any(
+            n + (pair == i + 1) > s for i, (n, s) in enumerate(zip(c, shoe, strict=True))
+        ):
             return
         index[key] = len(order)
         order.append(key)
@@ -310,7 +318,9 @@ def solve(
     split_value = zeros((10, states))
     pair_of = np.full(states, -1, dtype=np.int64)  # main pair state -> its split hand
     for a in UPS:
-        pair_of[sp.index[(_add(_add((0,) * 10, a), a), 0)]] = sp.index[(_add((0,) * 10, a), a)]
+        main, split = (_add(_add((0,) * 10, a), a), 0), (_add((0,) * 10, a), a)
+        if main in sp.index and split in sp.index:
+            pair_of[sp.index[main]] = sp.index[split]
     low = -10 * one
     fixed = None if policy is None else np.stack([policy(sp, u) for u in UPS])
     # Split hands first (they never reach a main-hand state), then the main hands.
