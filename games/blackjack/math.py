@@ -80,6 +80,9 @@ class MainGame:
     by_up: dict[int, Any]
     """E[net | up card] per original bet."""
     solution: Solution
+    rtp_bound: Any
+    """|true - rtp| is at most this (0 under all-bets; see player_ev on original-only
+    splits)."""
 
 
 def main_game(
@@ -95,6 +98,8 @@ def main_game(
     sol = solve(shoe, all_bets, sp, exact=exact, policy=policy, cashout=cashout)
     total = sum(shoe)
     net: Any = Fraction(0) if exact else 0.0
+    bound: Any = Fraction(0) if exact else 0.0
+    split = ACTIONS.index(Action.SPLIT)
     by_up: dict[int, Any] = {}
     for up in UPS:
         if not shoe[up - 1]:
@@ -104,10 +109,18 @@ def main_game(
         ev: Any = Fraction(0) if exact else 0.0
         for a, b, p in initial_hands(shoe, up):
             if p:
+                w = (
+                    (Fraction(shoe[up - 1], total) * p)
+                    if exact
+                    else shoe[up - 1] / total * float(p)
+                )
                 ev += (p if exact else float(p)) * hand_value(sol, up, a, b, counts, exact)
+                s = sp.index[(_add(_add(_ZERO, a), b), 0)]
+                if sol.choice[up - 1, s] == split:
+                    bound += w * sol.split_bound[up - 1, s]
         by_up[up] = ev
         net += (Fraction(shoe[up - 1], total) if exact else shoe[up - 1] / total) * ev
-    return MainGame(all_bets, 1 + net, by_up, sol)
+    return MainGame(all_bets, 1 + net, by_up, sol, bound)
 
 
 def hand_value(

@@ -24,11 +24,17 @@ that, exactly, for that class of strategies. The fully composition-dependent opt
 (the second hand also looking at the first hand's cards) can only be higher; the gap is
 below 1e-5 of a bet in published comparisons.
 
-Ten up, no peek, reading ``original-only``: a dealer blackjack takes one unit in all,
-charlie hands still win. For two split hands (net on a dealer blackjack = charlies - 1 if
-any hand is not a charlie) that is scored per hand as -1/2 for a non-charlie hand and
-+1/2 for a charlie, which is exact except when *both* hands are charlies (error 1 unit on
-an event of probability below 1e-7 per split).
+Ten up, no peek, reading ``original-only`` (as games.blackjack.settlement settles it): a
+bust loses its stake when it busts and a charlie wins; the dealer's blackjack then takes
+the main bet once, from the first hand still standing, and every other stake still out
+comes back (a double's extra stake, the other split hand). Unsplit hands: exact. Two split
+hands: net on a dealer blackjack = charlies - busts - [a hand stands]; scored per hand as
+under ``all-bets`` (-1 a hand) plus ``C = P(BJ and both hands stand)``, with ``q = P(BJ
+and one hand does not stand)`` exact per hand and ``C = P(BJ) - 2 q + T``, ``T = P(BJ and
+neither stands)``. ``T`` needs the two hands jointly; it is taken as ``q^2 / P(BJ)`` (the
+hands independent given the blackjack) and its error is bounded by ``T``'s range
+``[max(0, 2q - P(BJ)), q]``; ``split_bound`` carries that bound, which the main game sums
+into ``MainGame.rtp_bound``.
 """
 
 from __future__ import annotations
@@ -227,6 +233,9 @@ class Solution:
     """Per main pair state: the value of splitting (both hands); -10 elsewhere."""
     choice: Array
     """The action taken per (up, state) (an index into ``ACTIONS``)."""
+    split_bound: Array
+    """Per main pair state: the bound on the split value's error (original-only; 0 under
+    all-bets, where the split value is exact)."""
 
     @property
     def reach(self) -> Array:
@@ -258,7 +267,6 @@ def solve(
     sp = space or hand_space()
     states = len(sp.cards)
     one: Any = Fraction(1) if exact else 1.0
-    half: Any = Fraction(1, 2) if exact else 0.5
     dtype: Any = object if exact else np.float64
 
     def zeros(shape: tuple[int, ...]) -> Array:
@@ -275,8 +283,7 @@ def solve(
     for o in range(5):
         pay[:, o] = np.where(totals > 17 + o, one, np.where(totals == 17 + o, 0 * one, -one))
     pay[:, BUST] = one
-    bj_loss = np.where(split_ctx, -half, -one) if not all_bets else np.full(states, -one)
-    pay[:, BLACKJACK] = bj_loss[live]
+    pay[:, BLACKJACK] = -one  # one stake standing: lost under either reading
     double_pay = 2 * pay
     if not all_bets:
         double_pay[:, BLACKJACK] = -one
@@ -306,14 +313,17 @@ def solve(
         d = dealer_outcomes(u, sp.removed[live], shoe, peek=(u == 1), exact=exact)
         stand[u - 1, live] = (pay.T * d).sum(axis=0)
         dbl_stand[u - 1, live] = (double_pay.T * d).sum(axis=0)
-    # Terminal states: bust loses the stake; a charlie wins 1 (vs a blackjack too).
+    # Terminal states: a bust loses its stake at once; a charlie wins 1 (vs a blackjack too).
     busted, charlie = sp.kind == BUSTED, sp.kind == CHARLIE
-    bj_charlie = np.where(split_ctx, half, one) if not all_bets else np.full(states, one)
-    stand[:, busted] = -mass[:, busted] + bj[:, busted] * bj_loss[busted]
-    dbl_bj_loss = -2 * one if all_bets else -one
-    dbl_stand[:, busted] = -2 * mass[:, busted] + bj[:, busted] * dbl_bj_loss
-    stand[:, charlie] = mass[:, charlie] + bj[:, charlie] * bj_charlie[charlie]
+    reach = mass + bj
+    stand[:, busted] = -reach[:, busted]
+    dbl_stand[:, busted] = -2 * reach[:, busted]
+    stand[:, charlie] = reach[:, charlie]
     dbl_stand[:, charlie] = stand[:, charlie]
+    # P(dealer blackjack and the hand ends bust or charlie), for original-only splits.
+    not_standing = zeros((10, states))
+    not_standing[:, busted | charlie] = bj[:, busted | charlie]
+    split_bound = zeros((10, states))
     choice = np.full((10, states), -1, dtype=np.int64)
     split_value = zeros((10, states))
     pair_of = np.full(states, -1, dtype=np.int64)  # main pair state -> its split hand
@@ -337,7 +347,12 @@ def solve(
             hit[:, at] = (p * best[:, safe]).sum(axis=2)
             double[:, at] = (p * dbl_stand[:, safe]).sum(axis=2)
             splits = pair_of[at]
-            split_value[:, at] = np.where(splits >= 0, 2 * best[:, np.maximum(splits, 0)], low)
+            hands = np.maximum(splits, 0)
+            correction, bound = _original_only_split(bj[:, hands], not_standing[:, hands], one)
+            if all_bets:
+                correction, bound = 0 * correction, 0 * bound
+            split_value[:, at] = np.where(splits >= 0, 2 * best[:, hands] + correction, low)
+            split_bound[:, at] = np.where(splits >= 0, bound, 0 * one)
             cash = zeros((10, len(at)))
             cash_ok = np.zeros((10, len(at)), dtype=bool)
             if cashout is not None and not split_pass:
@@ -365,4 +380,14 @@ def solve(
                     raise ValueError("the policy takes an action the rules do not allow")
             best[:, at] = np.take_along_axis(values, picked[None], axis=0)[0]
             choice[:, at] = picked
-    return Solution(sp, stand, hit, double, best, mass, bj, split_value, choice)
+            drawn = (p * not_standing[:, safe]).sum(axis=2)
+            not_standing[:, at] = np.where(picked == 1, drawn, 0 * one)
+    return Solution(sp, stand, hit, double, best, mass, bj, split_value, choice, split_bound)
+
+
+def _original_only_split(p_bj: Array, q: Array, one: Any) -> tuple[Array, Array]:
+    """(C, bound on C's error) for two split hands under original-only (module doc)."""
+    denominator = np.where(p_bj > 0, p_bj, one)
+    t = np.where(p_bj > 0, q * q / denominator, 0 * one)
+    low = np.maximum(2 * q - p_bj, 0 * one)
+    return p_bj - 2 * q + t, np.maximum(t - low, q - t)
