@@ -76,20 +76,21 @@ class _NoOffer:
         return None
 
 
-def test_ten_up_dealer_blackjack_takes_the_original_bet_only_by_default() -> None:
-    t = Table("5c Kh 6d As 2c").play("double")
+def test_ten_up_dealer_blackjack_takes_the_original_bet_only_under_original_only() -> None:
+    t = Table("5c Kh 6d As 2c", rules=Rules(ten_up=TenUpReading.ORIGINAL_ONLY)).play("double")
     result = t.finish()["a"]
-    assert t.shared.rules.ten_up is TenUpReading.ORIGINAL_ONLY
     assert result.staked == 200 and result.returned == 100  # the double comes back
 
 
-def test_ten_up_dealer_blackjack_takes_every_bet_under_all_bets() -> None:
-    t = Table("5c Kh 6d As 2c", rules=Rules(ten_up=TenUpReading.ALL_BETS)).play("double")
+def test_ten_up_dealer_blackjack_takes_every_bet_by_default() -> None:
+    t = Table("5c Kh 6d As 2c").play("double")
+    assert t.shared.rules.ten_up is TenUpReading.ALL_BETS
     assert t.finish()["a"].returned == 0
 
 
 def test_ten_up_dealer_blackjack_takes_the_main_bet_once_from_split_hands() -> None:
-    t = Table("8c Kh 8d As 2c 3h").play("split", "stand", "stand")
+    t = Table("8c Kh 8d As 2c 3h", rules=Rules(ten_up=TenUpReading.ORIGINAL_ONLY))
+    t.play("split", "stand", "stand")
     assert t.cards(hand=0) == "8c 2c" and t.cards(hand=1) == "8d 3h"
     result = t.finish()["a"]
     assert [h.payout for h in result.hands] == [0, 100]
