@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.keys import KeyringError
 from ledger.settings import Settings
@@ -15,7 +16,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """Play a short scripted session on the configured store, seal it, print what happened:
     a Red Dog round, a 4-line Jacks or Better round, the close and a checkpoint. Re-running
     with the same --tag returns the same results (every command is idempotent)."""
-    app = Casino(Settings())
+    app = bootstrap(Settings())
     try:
         tag = args.tag
         player = f"demo-{tag}"
@@ -67,7 +68,7 @@ def _missing(app: Casino, player: str) -> bool:
 
 
 def cmd_seal(args: argparse.Namespace) -> int:
-    app = Casino(Settings())
+    app = bootstrap(Settings())
     try:
         print(json.dumps(app.seal()))
     finally:

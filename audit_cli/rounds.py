@@ -10,23 +10,17 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
-from uuid import UUID
 
 from audit_cli.rows import Row, read_rows
+from games import registry
+from games.adapter import GameAdapter, replay_recorded
 from ledger import envelope
-from ledger.play import GameAdapter
-from ledger.red_dog import RedDogAdapter
 from ledger.rounds import round_id_for
 
 
-def adapters() -> dict[str, GameAdapter]:
-    found: dict[str, GameAdapter] = {"red-dog": RedDogAdapter()}
-    try:
-        from ledger.video_poker import VideoPokerAdapter
-    except ImportError:  # video poker not installed in this build
-        return found
-    found["video-poker"] = VideoPokerAdapter()
-    return found
+def adapters() -> dict[str, GameAdapter[Any, Any, Any]]:
+    """Every registered game's adapter (the registry is the one list of games)."""
+    return registry.adapters()
 
 
 @dataclass
@@ -126,7 +120,7 @@ def check_round(db: str, code: str) -> RoundReport:
     # Re-derive every recorded view: after the deal, and after each decision.
     for i, recorded in enumerate(views):
         try:
-            state = adapter.replay(params, decisions[:i], seed)
+            state = replay_recorded(adapter, params, decisions[:i], seed)
         except Exception as e:  # an engine refusal is itself a finding
             report.problems.append(f"step {i}: engine refuses the recorded decisions: {e}")
             return report
@@ -135,7 +129,7 @@ def check_round(db: str, code: str) -> RoundReport:
                 f"step {i}: recorded cards/state differ from the re-derived {adapter.view(state)}"
             )
     if report.status == "settled":
-        state = adapter.replay(params, decisions, seed)
+        state = replay_recorded(adapter, params, decisions, seed)
         if not adapter.settled(state):
             report.problems.append("recorded as settled but the engine says the round is open")
         elif last.get("payout") != adapter.payout(state):
@@ -183,11 +177,3 @@ def player_history(db: str, player_id: str) -> list[dict[str, Any]]:
                     incident_id=doc.get("incident_id"),
                 )
     return [rounds[o] for o in order]
-
-
-def is_uuid(text: str) -> bool:
-    try:
-        UUID(text)
-    except ValueError:
-        return False
-    return True

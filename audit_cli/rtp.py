@@ -23,13 +23,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from audit_cli.rows import read_rows
 from games.cards import Card
+from games.percent import as_percent
 from games.red_dog import engine as red_dog
 from games.red_dog import math as red_dog_math
 from games.rtp import (
@@ -402,18 +403,6 @@ def _pct(value: Fraction | float | None, places: int = 4) -> str:
     if value is None:
         return "-"
     return f"{as_percent(value, places)} %"
-
-
-def as_percent(value: Fraction | float, places: int = 4) -> Decimal:
-    """``value`` as a percentage rounded half-even (exact for fractions).
-
-    >>> as_percent(Fraction(1653526326983, 1661102543100))
-    Decimal('99.5439')
-    """
-    exact = Fraction(value) * 100
-    quantum = Decimal(1).scaleb(-places)
-    num = Decimal(exact.numerator) / Decimal(exact.denominator)
-    return num.quantize(quantum, rounding=ROUND_HALF_EVEN)
 
 
 # -- the certified table ---------------------------------------------------------------

@@ -15,13 +15,13 @@ from ledger.errors import RoundNotFound
 from ledger.rounds import round_id_for
 
 if TYPE_CHECKING:
-    from ledger.casino import Casino
+    from ledger.ports import LogApp
 
 ROUND_TOPIC = "croupier/round/"
 
 
 class History:
-    def __init__(self, app: Casino) -> None:
+    def __init__(self, app: LogApp) -> None:
         self.app = app
         self._lock = threading.Lock()
         self._last = 0

@@ -142,7 +142,3 @@ class Round(Aggregate):
         self.incident_id = incident_id
         self.refunded = refunded
         self.reversed_win = reversed_win
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")

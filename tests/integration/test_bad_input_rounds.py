@@ -24,7 +24,9 @@ from games.errors import (
 )
 from games.errors import InvalidAmount as GameInvalidAmount
 from games.red_dog.engine import DEFAULT_RULES, shuffled_deck, spread_of
+from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
+from ledger.commands import red_dog_command
 from ledger.errors import (
     IdempotencyConflict,
     InsufficientFunds,
@@ -60,7 +62,7 @@ def spread_seed(n: int = 0) -> bytes:
 @pytest.fixture
 def app(store: Store) -> Casino:
     """A Casino on the store whose rounds all show a spread: the player must raise or see."""
-    casino = Casino(
+    casino = bootstrap(
         store.settings(),
         keyring=store.keyring,
         seed_source=ChosenSeeds(*(spread_seed(i) for i in range(8))),
@@ -228,12 +230,10 @@ def test_a_malformed_decision_is_refused(store: Store, app: Casino) -> None:
         assert_refused(
             store,
             InvalidDecision,
-            app.act,
+            lambda rid, sid, d: app.command(rid, red_dog_command(sid, d)),
             f"act-{decision!r}",
-            f"session:{sid}",
             sid,
             decision,
-            "red_dog_act",
         )
 
 

@@ -18,7 +18,7 @@ from audit_cli.main import main as audit_cli
 from audit_cli.rounds import check_round, player_history
 from audit_cli.rows import read_rows
 from audit_cli.verify import verify
-from ledger.casino import Casino
+from ledger.bootstrap import bootstrap
 from ledger.keys import load_public_keys
 from ledger.settings import Settings
 
@@ -56,7 +56,7 @@ def test_a_legacy_log_replays_every_round_from_its_seed(legacy: Path) -> None:
 
 
 def test_a_legacy_log_opens_with_the_recorded_balances_and_histories(legacy: Path) -> None:
-    app = Casino(Settings(data_dir=legacy))
+    app = bootstrap(Settings(data_dir=legacy))
     try:
         assert app.account_balance("alice") == EXPECTED["account_balance"]
         assert app.session_balance(EXPECTED["open_session"]) == EXPECTED["open_session_balance"]
