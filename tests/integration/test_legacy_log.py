@@ -18,7 +18,10 @@ from audit_cli.main import main as audit_cli
 from audit_cli.rounds import check_round, player_history
 from audit_cli.rows import read_rows
 from audit_cli.verify import verify
+from ledger import envelope
+from ledger.accounts import GameSession
 from ledger.bootstrap import bootstrap
+from ledger.contracts import SESSION_ROUND_CLOSED, SESSION_STAKE_DEBITED
 from ledger.keys import load_public_keys
 from ledger.settings import Settings
 
@@ -83,3 +86,27 @@ def test_a_legacy_log_opens_with_the_recorded_balances_and_histories(legacy: Pat
     finally:
         app.close()
     assert audit_cli(["verify", "--db", str(legacy / "casino.sqlite"), "--jobs", "1"]) == 0
+
+
+def test_legacy_session_events_name_round_id_and_read_as_game_code(legacy: Path) -> None:
+    """The rename is an upcast: old rows keep ``round_id`` byte for byte; the current
+    event class reads them as ``game_code``; new rows are written with class version 2."""
+    db = str(legacy / "casino.sqlite")
+    stake_rows = [r for r in read_rows(db) if r.topic == SESSION_STAKE_DEBITED]
+    old = json.loads(envelope.decode(stake_rows[0].state).payload)
+    assert "round_id" in old and "game_code" not in old and "class_version" not in old
+
+    app = bootstrap(Settings(data_dir=legacy))
+    try:
+        session = app.get_session(EXPECTED["open_session"])
+        assert session.open_round is not None and session.open_round.startswith("RD-")
+        events = app.events.get(session.id)
+        staked = [e for e in events if isinstance(e, GameSession.StakeDebited)]
+        assert staked and all(e.game_code.startswith("RD-") for e in staked)
+        app.red_dog_see("legacy-see", EXPECTED["open_session"])
+    finally:
+        app.close()
+    new = [r for r in read_rows(db) if r.topic == SESSION_ROUND_CLOSED][-1]
+    doc = json.loads(envelope.decode(new.state).payload)
+    assert doc["class_version"] == 2 and doc["game_code"].startswith("RD-")
+    assert "round_id" not in doc
