@@ -7,9 +7,9 @@ Responses show only cards already dealt, and the seed only once the round has en
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Body, Depends, Path
 
 from api import auth
 from api.catalogue import catalogue
@@ -17,6 +17,7 @@ from api.common import ERRORS, IdempotencyKey, casino
 from api.schemas import (
     Catalogue,
     CurrentRound,
+    GameDecision,
     GameHistory,
     GameSummary,
     RedDogBet,
@@ -80,6 +81,31 @@ def last_games(caller: Reader, app: App) -> GameHistory:
     app.get_session(_sid(caller))  # 404 for an unknown session
     games = app.history.last_games(_sid(caller), LAST_GAMES)
     return GameHistory(games=[GameSummary.model_validate(g) for g in games])
+
+
+# -- any registered game -------------------------------------------------------------------
+
+GamePath = Annotated[str, Path(pattern=r"^[a-z][a-z0-9-]{0,39}$", description="e.g. red-dog")]
+
+
+@router.post("/sessions/{session_id}/games/{game}/start", response_model=RoundView)
+def start_round(
+    game: GamePath,
+    body: Annotated[dict[str, Any], Body(description="the game's params, e.g. its bet")],
+    key: IdempotencyKey,
+    caller: Player,
+    app: App,
+) -> RoundView:
+    """Start a round of any registered game with its params (its rules check them)."""
+    return round_view(app.command(key, c.StartRound(_sid(caller), game, body)))
+
+
+@router.post("/sessions/{session_id}/games/{game}/decide", response_model=RoundView)
+def decide(
+    game: GamePath, body: GameDecision, key: IdempotencyKey, caller: Player, app: App
+) -> RoundView:
+    """A decision on the open round of any registered game, in its wire form."""
+    return round_view(app.command(key, c.Decide(_sid(caller), game, tuple(body.decision))))
 
 
 # -- Red Dog (seed 003) ----------------------------------------------------------------------

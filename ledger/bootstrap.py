@@ -23,7 +23,7 @@ from ledger import commands as c
 from ledger.banking import Banking
 from ledger.casino import Casino, Handler
 from ledger.keys import Keyring
-from ledger.play import Clock, Rounds, SeedSource
+from ledger.play import AnyGame, Clock, Rounds, SeedSource
 from ledger.red_dog import RedDogTable
 from ledger.rounds import new_seed
 from ledger.sessions import Sessions
@@ -53,7 +53,7 @@ def bootstrap(
     red_dog, video_poker = adapters[RED_DOG], adapters[VIDEO_POKER]
     assert isinstance(red_dog, RedDogAdapter) and isinstance(video_poker, VideoPokerAdapter)
     rounds = Rounds(adapters, app.keyring, clock, seed_source)
-    banking, sessions = Banking(), Sessions(rounds)
+    banking, sessions, any_game = Banking(), Sessions(rounds), AnyGame(rounds)
     table, machine = RedDogTable(rounds, red_dog), VideoPokerMachine(rounds, video_poker)
     handlers: dict[type[c.Command], Handler] = {
         c.OpenAccount: banking.open_account,
@@ -73,6 +73,8 @@ def bootstrap(
         c.VideoPokerDouble: machine.decide,
         c.VideoPokerHalfDouble: machine.decide,
         c.VideoPokerPick: machine.decide,
+        c.StartRound: any_game.start,
+        c.Decide: any_game.decide,
     }
     if extra_handlers is not None:
         handlers.update(extra_handlers(rounds))

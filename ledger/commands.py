@@ -259,6 +259,33 @@ class VideoPokerPick(GameDecision):
         return ["pick", self.index]
 
 
+# -- any registered game ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StartRound(SessionCommand):
+    """Start a round of any registered game; its adapter reads ``params`` (as sent)."""
+
+    name: ClassVar[str] = "start_round"
+    game: str
+    params: Any
+
+
+@dataclass(frozen=True)
+class Decide(GameDecision):
+    """A decision on the open round of any registered game (its wire form, as sent)."""
+
+    name: ClassVar[str] = "decide"
+    game: str
+    step: Any
+
+    def decision(self) -> list[Any]:
+        return list(self.step) if isinstance(self.step, list | tuple) else [self.step]
+
+    def body(self) -> dict[str, Any]:
+        return {"session_id": self.session_id, "game": self.game, "decision": self.decision()}
+
+
 # -- wire decisions (in-process callers and tests) -----------------------------------------
 
 

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from games.adapter import GameAdapter, replay_recorded
 from games.errors import InvalidDecision
 from ledger.accounts import GameSession
+from ledger.commands import Decide, StartRound
 from ledger.contracts import RoundStatus
 from ledger.errors import AutoCompletionFailed, InvalidRequest
 from ledger.keys import Keyring
@@ -222,3 +223,36 @@ class Rounds:
         if session.open_round == rnd.code:
             session.round_closed(rnd.code, None)
         return {**round_result(rnd, session.balance), "already_voided": False}
+
+
+class AnyGame:
+    """Handlers of the game-neutral commands: a game added through the registry needs no
+    handler code of its own (its adapter reads its params and decisions)."""
+
+    def __init__(self, rounds: Rounds) -> None:
+        self.rounds = rounds
+
+    def _adapter(self, game: object) -> AnyAdapter:
+        adapter = self.rounds.adapters.get(game) if isinstance(game, str) else None
+        if adapter is None:
+            raise InvalidRequest(
+                f"no game {game!r} (expected one of {sorted(self.rounds.adapters)})"
+            )
+        return adapter
+
+    def start(self, uow: UnitOfWork, cmd: StartRound) -> Result:
+        adapter = self._adapter(cmd.game)
+        if not isinstance(cmd.params, Mapping):
+            raise InvalidRequest(f"the params of a {cmd.game} round are a JSON object")
+        session = uow.session(cmd.session_id)
+        try:
+            params = adapter.read_params(cmd.params)
+        except (KeyError, TypeError, ValueError) as e:
+            raise InvalidRequest(f"invalid params for {cmd.game}: {e!r}") from None
+        return self.rounds.start(uow, session, adapter, params)
+
+    def decide(self, uow: UnitOfWork, cmd: Decide) -> Result:
+        adapter = self._adapter(cmd.game)
+        session = uow.session(cmd.session_id)
+        rnd = self.rounds.playing(uow, session, cmd.game)
+        return self.rounds.act(session, rnd, adapter, adapter.read_decision(cmd.decision()))

@@ -109,7 +109,7 @@ def count_for_round(store: Store, topic: str, code: str) -> int:
         if r.topic != topic:
             continue
         doc = json.loads(envelope.decode(r.state).payload)
-        if r.originator_id == str(round_id_for(code)) or doc.get("round_id") == code:
+        if r.originator_id == str(round_id_for(code)) or doc.get("game_code") == code:
             n += 1
     return n
 

@@ -196,7 +196,7 @@ def money_moves(store: Store, code: str) -> list[tuple[str, int]]:
     for r in read_rows(store.db):
         if r.topic.startswith("croupier/session/"):
             doc = payload(r)
-            if doc.get("round_id") == code and "amount" in doc:
+            if doc.get("game_code") == code and "amount" in doc:
                 moves.append((r.topic.split("/")[2].split("@")[0], doc["amount"]))
     return moves
 
