@@ -53,7 +53,8 @@ def bootstrap(
     red_dog, video_poker = adapters[RED_DOG], adapters[VIDEO_POKER]
     assert isinstance(red_dog, RedDogAdapter) and isinstance(video_poker, VideoPokerAdapter)
     rounds = Rounds(adapters, app.keyring, clock, seed_source)
-    banking, sessions, any_game = Banking(), Sessions(rounds), AnyGame(rounds)
+    dedicated = {RED_DOG: "red-dog/bet, raise, see, repeat", VIDEO_POKER: "video-poker/deal, ..."}
+    banking, sessions, any_game = Banking(), Sessions(rounds), AnyGame(rounds, dedicated)
     table, machine = RedDogTable(rounds, red_dog), VideoPokerMachine(rounds, video_poker)
     handlers: dict[type[c.Command], Handler] = {
         c.OpenAccount: banking.open_account,

@@ -229,11 +229,16 @@ class AnyGame:
     """Handlers of the game-neutral commands: a game added through the registry needs no
     handler code of its own (its adapter reads its params and decisions)."""
 
-    def __init__(self, rounds: Rounds) -> None:
+    def __init__(self, rounds: Rounds, dedicated: Mapping[str, str]) -> None:
         self.rounds = rounds
+        self.dedicated = dedicated
+        """Games with their own commands (name -> where): their rounds start only there,
+        since part of their params is the table's, not the player's (Red Dog's limits)."""
 
     def _adapter(self, game: object) -> AnyAdapter:
         adapter = self.rounds.adapters.get(game) if isinstance(game, str) else None
+        if isinstance(game, str) and game in self.dedicated:
+            raise InvalidRequest(f"{game} is played with its own commands: {self.dedicated[game]}")
         if adapter is None:
             raise InvalidRequest(
                 f"no game {game!r} (expected one of {sorted(self.rounds.adapters)})"

@@ -146,3 +146,12 @@ def seeded(store: Store) -> Seeded:
         return app
 
     return open_with
+
+
+@pytest.fixture(name="open_session")
+def open_session_fixture() -> Callable[..., str]:
+    """``open_session(app, player="ann", buy_in=20_000, deposit=1_000_000)``: a funded
+    game session (account, deposit, buy-in), the same for every game's tests."""
+    from tests.helpers import open_session
+
+    return open_session

@@ -38,6 +38,7 @@ from ledger.errors import (
 )
 from tests.conftest import Store
 from tests.helpers import ChosenSeeds, assert_refused
+from tests.helpers import open_session as open_funded_session
 
 BUY_IN = 20_000
 BET = 200
@@ -72,9 +73,7 @@ def app(store: Store) -> Casino:
 
 
 def open_session(app: Casino, player: str = "ann", buy_in: int = BUY_IN) -> str:
-    app.open_account(f"open-{player}", player, "EUR")
-    app.deposit(f"deposit-{player}", player, 100_000)
-    return str(app.open_session(f"buy-in-{player}", player, buy_in)["session_id"])
+    return open_funded_session(app, player, buy_in, deposit=100_000)
 
 
 def open_round(app: Casino, sid: str, bet: int = BET, rid: str = "bet") -> dict[str, Any]:

@@ -13,18 +13,21 @@ holds were filled in from the round must still be recognised once the round has 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
+from games import registry
 from ledger import commands as c
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from tests.conftest import Store
 from tests.helpers import ChosenSeeds, raw_rows
 from tests.integration.test_http_e2e import CREDENTIALS, OPERATOR, bearer
+from tests.toy_high_card import ENTRY, GAME
 
 SEEDS = [hashlib.sha256(f"retry-after-settlement/{i}".encode()).digest() for i in range(400)]
 DOUBLE_UP = (c.VideoPokerDouble, c.VideoPokerHalfDouble, c.VideoPokerCollect)
@@ -94,8 +97,18 @@ def play_everything(send: Callable[[str, c.Command], dict[str, Any]]) -> list[Se
     if r["status"] == "open":
         r = do(c.VideoPokerCollect(sid))
     do(c.VoidRound(r["code"], "display fault", "INC-9"))
+
+    # A game added through the registry, played with the game-neutral commands.
+    r = do(c.StartRound(sid, GAME, {"bet": 100}))
+    assert do(c.Decide(sid, GAME, ("reveal",)))["status"] == "settled"
     do(c.CloseSession(sid))
     return sent
+
+
+@pytest.fixture(autouse=True)
+def toy() -> Iterator[None]:
+    with registry.registered(ENTRY):
+        yield
 
 
 def open_app(store: Store) -> Casino:
@@ -169,6 +182,10 @@ def route(cmd: c.Command) -> tuple[str, dict[str, Any] | None, str]:
             return f"{session}/video-poker/draw", body, "player"
         case c.VideoPokerPick():
             return f"{session}/video-poker/pick", {"index": cmd.index}, "player"
+        case c.StartRound():
+            return f"{session}/games/{cmd.game}/start", dict(cmd.params), "player"
+        case c.Decide():
+            return f"{session}/games/{cmd.game}/decide", {"decision": cmd.decision()}, "player"
         case c.VideoPokerCollect() | c.VideoPokerDouble() | c.VideoPokerHalfDouble():
             action = {"vp_collect": "collect", "vp_double": "double"}.get(cmd.name, "half-double")
             return f"{session}/video-poker/{action}", None, "player"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -47,12 +47,6 @@ def open_app(store: Store) -> Casino:
     return app
 
 
-def funded(app: Casino) -> str:
-    app.open_account("open", "ann", "EUR")
-    app.deposit("fund", "ann", 1_000_000)
-    return str(app.open_session("buy-in", "ann", 500_000)["session_id"])
-
-
 def test_the_toy_game_imports_nothing_from_ledger_api_or_audit_cli() -> None:
     tree = ast.parse(TOY.read_text())
     modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module} | {
@@ -62,10 +56,10 @@ def test_the_toy_game_imports_nothing_from_ledger_api_or_audit_cli() -> None:
 
 
 def test_a_registered_toy_game_plays_through_the_ledger_and_the_audit_tools(
-    toy: None, store: Store
+    toy: None, store: Store, open_session: Callable[..., str]
 ) -> None:
     app = open_app(store)
-    sid = funded(app)
+    sid = open_session(app, buy_in=500_000)
     codes = []
     for i in range(60):
         started = app.command(f"start-{i}", StartRound(sid, GAME, {"bet": 100}))
@@ -87,10 +81,10 @@ def test_a_registered_toy_game_plays_through_the_ledger_and_the_audit_tools(
 
 
 def test_a_registered_toy_game_plays_over_http_and_is_in_the_catalogue(
-    toy: None, store: Store
+    toy: None, store: Store, open_session: Callable[..., str]
 ) -> None:
     casino = open_app(store)
-    sid = funded(casino)
+    sid = open_session(casino, buy_in=500_000)
     with TestClient(create_app(casino)) as client:
         token = client.app.state.credentials.session_token(sid)  # type: ignore[attr-defined]
         headers = {**bearer(token), "Idempotency-Key": "s-1"}
@@ -109,12 +103,27 @@ def test_a_registered_toy_game_plays_over_http_and_is_in_the_catalogue(
         assert games["other_games"][GAME]["paytable_id"] == "high-card/1-1"
 
 
-def test_without_its_registry_entry_the_toy_game_is_refused(store: Store) -> None:
+def test_without_its_registry_entry_the_toy_game_is_refused(
+    store: Store, open_session: Callable[..., str]
+) -> None:
     app = open_app(store)
-    sid = funded(app)
+    sid = open_session(app)
     err = assert_refused(
         store, InvalidRequest, app.command, "start", StartRound(sid, GAME, {"bet": 100})
     )
     assert GAME in err.message
     assert registry.entry(GAME) is None
     assert json.dumps(sorted(registry.GAMES)) == '["red-dog", "video-poker"]'
+
+
+def test_a_game_with_its_own_commands_cannot_be_started_through_the_neutral_command(
+    store: Store, open_session: Callable[..., str]
+) -> None:
+    # Red Dog's params include the table's limits: a player must not choose them.
+    app = open_app(store)
+    sid = open_session(app)
+    rigged = {"bet": 100, "min_bet": 1, "max_bet": 10**9}
+    err = assert_refused(
+        store, InvalidRequest, app.command, "start", StartRound(sid, "red-dog", rigged)
+    )
+    assert "red-dog/bet" in err.message
