@@ -46,11 +46,11 @@ from games.rtp import (
 from games.simulate import Play, RaisePolicy
 from games.video_poker.math import CycleAnalysis, analyse_all_columns
 from games.video_poker.variants import VARIANTS
-from ledger import envelope
+from ledger import contracts, envelope
 
 LEVEL = 0.99
-STARTED, ACTED = "croupier/round/started@1", "croupier/round/acted@1"
-SETTLED, VOIDED = "croupier/round/settled@1", "croupier/round/voided@1"
+STARTED, ACTED = contracts.ROUND_STARTED, contracts.ROUND_ACTED
+SETTLED, VOIDED = contracts.ROUND_SETTLED, contracts.ROUND_VOIDED
 RED_DOG, VIDEO_POKER = "red-dog", "video-poker"
 MIXED = "mixed"
 _DOUBLE_UP = frozenset({"double", "half-double", "pick"})
@@ -141,7 +141,7 @@ def _rounds(db: str) -> Iterator[_Round]:
     """Every round of the log, settled ones in the order they settled, then the rest."""
     rounds: dict[str, _Round] = {}
     for row in read_rows(db):
-        if not row.topic.startswith("croupier/round/"):
+        if not row.topic.startswith(contracts.ROUND_PREFIX):
             continue
         doc = _payload(row.state)
         if row.topic == STARTED:

@@ -37,16 +37,16 @@ def account_id_for(player_id: str) -> UUID:
 class Account(Aggregate):
     """The player's game account (conto di gioco)."""
 
-    TOPIC = "croupier/account@1"
+    TOPIC = contracts.ACCOUNT
 
     class Created(Aggregate.Created):  # unused; the library requires a topic
-        TOPIC = "croupier/account/created@1"
+        TOPIC = contracts.ACCOUNT_CREATED
 
     @staticmethod
     def create_id(player_id: str) -> UUID:
         return account_id_for(player_id)
 
-    @event("Opened", topic="croupier/account/opened@1")
+    @event("Opened", topic=contracts.ACCOUNT_OPENED)
     def __init__(self, player_id: str, currency: str) -> None:
         self.player_id = player_id
         self.currency = currency
@@ -69,7 +69,7 @@ class Account(Aggregate):
             ),
         )
 
-    @event("Deposited", topic="croupier/account/deposited@1")
+    @event("Deposited", topic=contracts.ACCOUNT_DEPOSITED)
     def _deposited(self, amount: int, balance: int, movement: dict[str, Any]) -> None:
         self.balance = balance
 
@@ -83,7 +83,7 @@ class Account(Aggregate):
             ),
         )
 
-    @event("Withdrawn", topic="croupier/account/withdrawn@1")
+    @event("Withdrawn", topic=contracts.ACCOUNT_WITHDRAWN)
     def _withdrawn(self, amount: int, balance: int, movement: dict[str, Any]) -> None:
         self.balance = balance
 
@@ -98,7 +98,7 @@ class Account(Aggregate):
             ),
         )
 
-    @event("SessionFunded", topic="croupier/account/session-funded@1")
+    @event("SessionFunded", topic=contracts.ACCOUNT_SESSION_FUNDED)
     def _session_funded(
         self, session_id: str, amount: int, balance: int, movement: dict[str, Any]
     ) -> None:
@@ -115,7 +115,7 @@ class Account(Aggregate):
             ),
         )
 
-    @event("SessionReturned", topic="croupier/account/session-returned@1")
+    @event("SessionReturned", topic=contracts.ACCOUNT_SESSION_RETURNED)
     def _session_returned(
         self, session_id: str, amount: int, balance: int, movement: dict[str, Any]
     ) -> None:
@@ -133,7 +133,7 @@ class Account(Aggregate):
             ),
         )
 
-    @event("RoundRefunded", topic="croupier/account/round-refunded@1")
+    @event("RoundRefunded", topic=contracts.ACCOUNT_ROUND_REFUNDED)
     def _round_refunded(
         self, round_code: str, amount: int, balance: int, movement: dict[str, Any]
     ) -> None:
@@ -150,7 +150,7 @@ class Account(Aggregate):
             ),
         )
 
-    @event("RoundWinReversed", topic="croupier/account/round-win-reversed@1")
+    @event("RoundWinReversed", topic=contracts.ACCOUNT_ROUND_WIN_REVERSED)
     def _round_win_reversed(
         self, round_code: str, amount: int, balance: int, movement: dict[str, Any]
     ) -> None:
@@ -160,12 +160,12 @@ class Account(Aggregate):
 class GameSession(Aggregate):
     """A game session funded by a buy-in; stakes and wins move its balance."""
 
-    TOPIC = "croupier/session@1"
+    TOPIC = contracts.SESSION
 
     class Created(Aggregate.Created):  # unused; the library requires a topic
-        TOPIC = "croupier/session/created@1"
+        TOPIC = contracts.SESSION_CREATED
 
-    @event("Opened", topic="croupier/session/opened@1")
+    @event("Opened", topic=contracts.SESSION_OPENED)
     def __init__(self, account_id: UUID, player_id: str, currency: str, buy_in: int) -> None:
         self.account_id = account_id
         self.player_id = player_id
@@ -332,7 +332,7 @@ class GameSession(Aggregate):
         self._closed(final_balance=final, balance=0)
         return final
 
-    @event("Closed", topic="croupier/session/closed@1")
+    @event("Closed", topic=contracts.SESSION_CLOSED)
     def _closed(self, final_balance: int, balance: int) -> None:
         self.balance = balance
         self.closed = True
