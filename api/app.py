@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from api import auditor, currencies, errors, game, operator, statement, viewer
 from api.auth import Credentials, load_credentials
 from api.catalogue import catalogue
+from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.settings import Settings
 
@@ -56,7 +57,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         owned: Casino | None = None
         if app.state.casino is None:
-            owned = await to_thread.run_sync(Casino, settings)
+            owned = await to_thread.run_sync(bootstrap, settings)
             owned.sealer.start(settings.checkpoint_interval_seconds)
             app.state.casino = owned
             # The video poker full cycle takes about a second: compute it before a client asks.

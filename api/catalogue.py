@@ -18,6 +18,7 @@ from api.schemas import (
     VideoPokerPay,
     VideoPokerVariant,
 )
+from games import registry
 from games.poker import HandRank
 from games.red_dog import engine as red_dog
 from games.red_dog import math as red_dog_math
@@ -34,7 +35,9 @@ def catalogue() -> Catalogue:
     with _lock:
         if _cached is None:
             _cached = Catalogue(red_dog=[_red_dog()], video_poker=_video_poker())
-        return _cached
+        cached = _cached
+    others = {e.game: e.catalogue() for e in registry.GAMES.values() if e.catalogue is not None}
+    return cached.model_copy(update={"other_games": others}) if others else cached
 
 
 def _rtp(value: Fraction, play: str, basis: str, certified: bool, coins: int | None = None) -> Rtp:

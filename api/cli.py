@@ -8,6 +8,7 @@ import secrets
 import sys
 from datetime import UTC, datetime
 
+from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.keys import KeyringError
 from ledger.settings import Settings
@@ -18,7 +19,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     a Red Dog round, a 4-line Jacks or Better round, the close and a checkpoint. Each run
     plays a new session for player ``demo``; re-running with the same --tag replays that
     run's results instead (every command is idempotent by its request id)."""
-    app = Casino(Settings())
+    app = bootstrap(Settings())
     try:
         tag = args.tag or f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
         player = f"demo-{args.tag}" if args.tag else "demo"
@@ -71,7 +72,7 @@ def _missing(app: Casino, player: str) -> bool:
 
 
 def cmd_seal(args: argparse.Namespace) -> int:
-    app = Casino(Settings())
+    app = bootstrap(Settings())
     try:
         print(json.dumps(app.seal()))
     finally:

@@ -1,7 +1,8 @@
 """Typed JSON errors: every failure is ``{"code", "message", ...ids}`` with its status.
 
-Ledger errors keep their code and status; game-rule errors are 422 (409 when the action
-is valid but not in this phase); request validation is 422 (400 for a missing
+Ledger errors keep their code, and their status is chosen here (``LEDGER_STATUS``: the
+ledger knows no HTTP); game-rule errors are 422 (409 when the action is valid but not in
+this phase); request validation is 422 (400 for a missing
 ``Idempotency-Key``); anything unexpected is a bare 500 with no detail. No handler ever
 returns a stack trace or echoes the request's input back.
 """
@@ -18,7 +19,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from games.errors import ActionOutOfPhase, GameRuleError
-from ledger.errors import Contention, LedgerError, TamperDetected
+from ledger import errors as le
+from ledger.errors import Contention, LedgerError, StorageUnavailable, TamperDetected
 
 log = logging.getLogger("croupier.api")
 
@@ -39,6 +41,33 @@ _HTTP_CODES = {
     415: "unsupported-media-type",
     422: "invalid-request",
 }
+
+
+# HTTP statuses of the ledger's errors: decided here, at the edge (the ledger knows none).
+LEDGER_STATUS: dict[type[LedgerError], int] = {
+    le.InvalidAmount: 422,
+    le.InvalidRequest: 422,
+    le.CurrencyMismatch: 422,
+    le.InsufficientFunds: 409,
+    le.AccountNotFound: 404,
+    le.AccountExists: 409,
+    le.SessionNotFound: 404,
+    le.SessionClosed: 409,
+    le.SessionBusy: 409,
+    le.RoundNotFound: 404,
+    le.RoundNotOpen: 409,
+    le.IdempotencyConflict: 409,
+    le.Contention: 503,
+    le.StorageUnavailable: 503,
+    le.AutoCompletionFailed: 500,
+}
+
+
+def ledger_status(exc: LedgerError) -> int:
+    for cls in type(exc).__mro__:
+        if cls in LEDGER_STATUS:
+            return LEDGER_STATUS[cls]
+    return 400
 
 
 class ApiError(Exception):
@@ -81,8 +110,10 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(LedgerError)
     async def ledger_error(request: Request, exc: LedgerError) -> JSONResponse:
-        headers = {"Retry-After": "1"} if isinstance(exc, Contention) else None
-        return _json(exc.status, error_body(request, exc.code, exc.message, exc.ids), headers)
+        retry = isinstance(exc, Contention | StorageUnavailable)
+        headers = {"Retry-After": "1"} if retry else None
+        body = error_body(request, exc.code, exc.message, exc.ids)
+        return _json(ledger_status(exc), body, headers)
 
     @app.exception_handler(GameRuleError)
     async def game_rule_error(request: Request, exc: GameRuleError) -> JSONResponse:

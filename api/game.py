@@ -7,9 +7,9 @@ Responses show only cards already dealt, and the seed only once the round has en
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Body, Depends, Path
 
 from api import auth
 from api.catalogue import catalogue
@@ -17,6 +17,7 @@ from api.common import ERRORS, IdempotencyKey, casino
 from api.schemas import (
     Catalogue,
     CurrentRound,
+    GameDecision,
     GameHistory,
     GameSummary,
     RedDogBet,
@@ -29,6 +30,7 @@ from api.schemas import (
     VideoPokerPick,
     round_view,
 )
+from ledger import commands as c
 from ledger.casino import Casino
 from ledger.play import round_result
 
@@ -81,31 +83,56 @@ def last_games(caller: Reader, app: App) -> GameHistory:
     return GameHistory(games=[GameSummary.model_validate(g) for g in games])
 
 
+# -- any registered game -------------------------------------------------------------------
+
+GamePath = Annotated[str, Path(pattern=r"^[a-z][a-z0-9-]{0,39}$", description="e.g. red-dog")]
+
+
+@router.post("/sessions/{session_id}/games/{game}/start", response_model=RoundView)
+def start_round(
+    game: GamePath,
+    body: Annotated[dict[str, Any], Body(description="the game's params, e.g. its bet")],
+    key: IdempotencyKey,
+    caller: Player,
+    app: App,
+) -> RoundView:
+    """Start a round of any registered game with its params (its rules check them)."""
+    return round_view(app.command(key, c.StartRound(_sid(caller), game, body)))
+
+
+@router.post("/sessions/{session_id}/games/{game}/decide", response_model=RoundView)
+def decide(
+    game: GamePath, body: GameDecision, key: IdempotencyKey, caller: Player, app: App
+) -> RoundView:
+    """A decision on the open round of any registered game, in its wire form."""
+    return round_view(app.command(key, c.Decide(_sid(caller), game, tuple(body.decision))))
+
+
 # -- Red Dog (seed 003) ----------------------------------------------------------------------
 
 
 @router.post("/sessions/{session_id}/red-dog/bet", response_model=RoundView)
 def red_dog_bet(body: RedDogBet, key: IdempotencyKey, caller: Player, app: App) -> RoundView:
     """Stake a bet and deal two cards (a pair or consecutive cards settle at once)."""
-    return round_view(app.red_dog_bet(key, _sid(caller), body.bet))
+    return round_view(app.command(key, c.RedDogBet(_sid(caller), body.bet)))
 
 
 @router.post("/sessions/{session_id}/red-dog/raise", response_model=RoundView)
 def red_dog_raise(body: RedDogRaise, key: IdempotencyKey, caller: Player, app: App) -> RoundView:
     """Raise by up to the original bet, then the third card decides."""
-    return round_view(app.red_dog_raise(key, _sid(caller), body.amount))
+    return round_view(app.command(key, c.RedDogRaise(_sid(caller), body.amount)))
 
 
 @router.post("/sessions/{session_id}/red-dog/see", response_model=RoundView)
 def red_dog_see(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
     """No raise: the third card decides."""
-    return round_view(app.red_dog_see(key, _sid(caller)))
+    return round_view(app.command(key, c.RedDogSee(_sid(caller))))
 
 
 @router.post("/sessions/{session_id}/red-dog/repeat", response_model=RoundView)
 def red_dog_repeat(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
     """The same bet as the session's last Red Dog round, dealt at once."""
-    return round_view(app.red_dog_repeat(key, _sid(caller)))
+    return round_view(app.command(key, c.RedDogRepeat(_sid(caller))))
 
 
 # -- Jacks or Better (seeds 000 and 004) -----------------------------------------------------
@@ -116,9 +143,8 @@ def video_poker_deal(
     body: VideoPokerDeal, key: IdempotencyKey, caller: Player, app: App
 ) -> RoundView:
     """Stake coin value x coins x lines and deal five cards with the proposed holds."""
-    return round_view(
-        app.vp_deal(key, _sid(caller), body.variant, body.coin_value, body.coins, body.lines)
-    )
+    deal = c.VideoPokerDeal(_sid(caller), body.variant, body.coin_value, body.coins, body.lines)
+    return round_view(app.command(key, deal))
 
 
 @router.post("/sessions/{session_id}/video-poker/hold", response_model=RoundView)
@@ -127,7 +153,7 @@ def video_poker_hold(
 ) -> RoundView:
     """Record the player's hold selection (its own step in the round's history); no cards
     are drawn and no money moves. A later draw without holds uses it."""
-    return round_view(app.vp_act(key, _sid(caller), ["hold", list(body.holds)]))
+    return round_view(app.command(key, c.VideoPokerHold(_sid(caller), tuple(body.holds))))
 
 
 @router.post("/sessions/{session_id}/video-poker/draw", response_model=RoundView)
@@ -136,26 +162,26 @@ def video_poker_draw(
 ) -> RoundView:
     """Hold the given positions (or the last `hold`, else the proposed holds) and draw the
     rest, each line from its own deck."""
-    decision = ["draw"] if body.holds is None else ["draw", list(body.holds)]
-    return round_view(app.vp_act(key, _sid(caller), decision))
+    holds = None if body.holds is None else tuple(body.holds)
+    return round_view(app.command(key, c.VideoPokerDraw(_sid(caller), holds)))
 
 
 @router.post("/sessions/{session_id}/video-poker/collect", response_model=RoundView)
 def video_poker_collect(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
     """Take the pending win: it is credited and the round ends."""
-    return round_view(app.vp_act(key, _sid(caller), ["collect"]))
+    return round_view(app.command(key, c.VideoPokerCollect(_sid(caller))))
 
 
 @router.post("/sessions/{session_id}/video-poker/double", response_model=RoundView)
 def video_poker_double(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
     """Stake the whole pending win on a double-up step."""
-    return round_view(app.vp_act(key, _sid(caller), ["double"]))
+    return round_view(app.command(key, c.VideoPokerDouble(_sid(caller))))
 
 
 @router.post("/sessions/{session_id}/video-poker/half-double", response_model=RoundView)
 def video_poker_half_double(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
     """Stake half the pending win (rounded down) and bank the rest."""
-    return round_view(app.vp_act(key, _sid(caller), ["half-double"]))
+    return round_view(app.command(key, c.VideoPokerHalfDouble(_sid(caller))))
 
 
 @router.post("/sessions/{session_id}/video-poker/pick", response_model=RoundView)
@@ -163,4 +189,4 @@ def video_poker_pick(
     body: VideoPokerPick, key: IdempotencyKey, caller: Player, app: App
 ) -> RoundView:
     """Pick one of the four face-down cards against the dealer's card."""
-    return round_view(app.vp_act(key, _sid(caller), ["pick", body.index]))
+    return round_view(app.command(key, c.VideoPokerPick(_sid(caller), body.index)))

@@ -27,6 +27,7 @@ from api.schemas import (
     VoidRound,
     voided_round,
 )
+from ledger import commands as c
 from ledger.accounts import Account, account_id_for
 from ledger.casino import Casino
 from ledger.errors import AccountNotFound
@@ -53,7 +54,9 @@ def _account(app: Casino, player_id: str) -> Account:
 @router.post("/accounts", status_code=status.HTTP_201_CREATED, response_model=AccountBalance)
 def open_account(body: OpenAccount, key: IdempotencyKey, app: App) -> AccountBalance:
     """Open a player's game account (conto di gioco), balance 0."""
-    return AccountBalance.model_validate(app.open_account(key, body.player_id, body.currency))
+    return AccountBalance.model_validate(
+        app.command(key, c.OpenAccount(body.player_id, body.currency))
+    )
 
 
 @router.get("/accounts/{player_id}", response_model=AccountBalance)
@@ -67,14 +70,14 @@ def deposit(
     player_id: PlayerIdPath, body: AmountBody, key: IdempotencyKey, app: App
 ) -> AccountMoved:
     """Fund the account from the operator's side (minor units)."""
-    return AccountMoved.model_validate(app.deposit(key, player_id, body.amount))
+    return AccountMoved.model_validate(app.command(key, c.Deposit(player_id, body.amount)))
 
 
 @router.post("/accounts/{player_id}/withdrawals", response_model=AccountMoved)
 def withdraw(
     player_id: PlayerIdPath, body: AmountBody, key: IdempotencyKey, app: App
 ) -> AccountMoved:
-    return AccountMoved.model_validate(app.withdraw(key, player_id, body.amount))
+    return AccountMoved.model_validate(app.command(key, c.Withdraw(player_id, body.amount)))
 
 
 @router.get("/accounts/{player_id}/history", response_model=GameHistory)
@@ -95,7 +98,7 @@ def open_session(
 ) -> SessionOpened:
     """Move a buy-in from the account into a new game session. The ``token`` goes to the
     game client: it acts on this session only."""
-    result = app.open_session(key, body.player_id, body.buy_in, body.currency)
+    result = app.command(key, c.OpenSession(body.player_id, body.buy_in, body.currency))
     token = request.app.state.credentials.session_token(result["session_id"])
     return SessionOpened.model_validate({**result, "token": token})
 
@@ -104,7 +107,9 @@ def open_session(
 def close_session(session_id: SessionIdPath, key: IdempotencyKey, app: App) -> SessionClosed:
     """Close the session and return its balance to the account. An open round is first
     completed by its game's default action (recorded as automatic)."""
-    return SessionClosed.model_validate(app.close_session(key, canonical_session_id(session_id)))
+    return SessionClosed.model_validate(
+        app.command(key, c.CloseSession(canonical_session_id(session_id)))
+    )
 
 
 @router.get("/rounds/{game_code}", response_model=RoundDetail)
@@ -156,4 +161,6 @@ def void_round(
 ) -> VoidedRound:
     """After a malfunction: refund every stake, reverse any credited win, reveal the seed.
     Voiding a voided round returns its void (``already_voided``)."""
-    return voided_round(app.void_round(key, game_code.upper(), body.reason, body.incident_id))
+    return voided_round(
+        app.command(key, c.VoidRound(game_code.upper(), body.reason, body.incident_id))
+    )

@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from games import registry
+
 MAX_AMOUNT = 10**15
 """Largest amount accepted in a request (below 2**53, so every JSON client reads it exactly)."""
 
@@ -165,13 +167,15 @@ class RoundView(Response):
 
     round_id: str
     code: str = Field(description="game code (codice partita)")
-    game: Literal["red-dog", "video-poker"]
+    game: str = Field(description="red-dog, video-poker, or another registered game")
     status: Literal["open", "settled", "voided"]
     stake: Money = Field(description="the first stake of the round")
     staked: Money = Field(description="everything staked in the round so far")
     payout: Money
     outcome: str | None
-    view: RedDogView | VideoPokerView
+    view: RedDogView | VideoPokerView | dict[str, Any] = Field(
+        description="the game's view; a registered game's follows its own schema"
+    )
     balance: Money = Field(description="the session balance after this step")
     seed: str | None = Field(description="hex; revealed only once the round has ended")
     commitment: str = Field(description="SHA-256 of the seed, fixed when the round started")
@@ -336,6 +340,9 @@ class VideoPokerVariant(Response):
 class Catalogue(Response):
     red_dog: list[RedDogVariant]
     video_poker: list[VideoPokerVariant]
+    other_games: dict[str, Any] = Field(
+        default_factory=dict, description="entries of further registered games, by game"
+    )
 
 
 # -- auditor ---------------------------------------------------------------------------------
@@ -390,6 +397,16 @@ def voided_round(result: dict[str, Any]) -> VoidedRound:
     return VoidedRound.model_validate(_round_doc(result))
 
 
+class GameDecision(Request):
+    decision: list[Any] = Field(max_length=10, description="the game's wire decision")
+
+
 def _round_doc(result: dict[str, Any]) -> dict[str, Any]:
-    view_model = RedDogView if result["game"] == "red-dog" else VideoPokerView
-    return {**result, "view": view_model.model_validate(result["view"])}
+    if result["game"] == "red-dog":
+        return {**result, "view": RedDogView.model_validate(result["view"])}
+    if result["game"] == "video-poker":
+        return {**result, "view": VideoPokerView.model_validate(result["view"])}
+    entry = registry.entry(result["game"])
+    schema = None if entry is None else entry.view_schema
+    view = result["view"] if schema is None else schema.model_validate(result["view"]).model_dump()
+    return {**result, "view": view}

@@ -16,6 +16,8 @@ from audit_cli.output import FoldingTable as Table
 from audit_cli.output import console
 from audit_cli.rows import SourceError, count_rows
 from audit_cli.verify import verify_db
+from games.percent import as_percent
+from ledger.bootstrap import bootstrap
 from ledger.keys import KeyringError, load_public_keys
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -290,11 +292,10 @@ def cmd_statement(args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_void(args: argparse.Namespace, out: Console) -> int:
-    from ledger.casino import Casino
     from ledger.errors import LedgerError
     from ledger.settings import Settings
 
-    app = Casino(Settings())
+    app = bootstrap(Settings())
     try:
         result = app.void_round(
             args.request_id or f"void:{args.code}", args.code, args.reason, args.incident
@@ -368,10 +369,10 @@ def cmd_rtp(args: argparse.Namespace, out: Console) -> int:
             table.add_row(
                 *head,
                 m.measure,
-                f"{rtp.as_percent(i.observed)} %",
-                f"[{rtp.as_percent(i.low, 2)}, {rtp.as_percent(i.high, 2)}] %"
+                f"{as_percent(i.observed)} %",
+                f"[{as_percent(i.low, 2)}, {as_percent(i.high, 2)}] %"
                 + ("" if i.basis == "exact" else " (sample)"),
-                "-" if m.theoretical is None else f"{rtp.as_percent(m.theoretical)} %",
+                "-" if m.theoretical is None else f"{as_percent(m.theoretical)} %",
                 inside,
             )
             head = [""] * len(head)
@@ -414,11 +415,11 @@ def _print_theoretical(args: argparse.Namespace, out: Console) -> int:
             r.variant,
             r.play,
             r.coins,
-            f"{rtp.as_percent(r.rtp)} %",
+            f"{as_percent(r.rtp)} %",
             f"{r.published} %" if r.published else "-",
             r.agreement,
             str(r.max_paid_per_bet),
-            f"{rtp.as_percent(r.hit_frequency, 2)} %",
+            f"{as_percent(r.hit_frequency, 2)} %",
         )
     # Wide enough for the whole table even when piped (rich assumes 80 columns then).
     wide = Console(file=out.file, width=max(out.width, 140))

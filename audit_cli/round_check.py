@@ -17,8 +17,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from audit_cli.rows import Row
 from audit_cli.verify import verify
+from games import registry
+from games.adapter import GameAdapter
 from ledger import envelope
-from ledger.play import GameAdapter
 
 ROW_CHECKS = ("envelope", "unknown-key", "signature", "chain-version", "chain-link")
 """The verifier's per-row checks that apply to one aggregate on its own."""
@@ -49,11 +50,9 @@ STEP_FIELDS = (
 )
 
 
-def adapters() -> dict[str, GameAdapter]:
-    from ledger.red_dog import RedDogAdapter
-    from ledger.video_poker import VideoPokerAdapter
-
-    return {"red-dog": RedDogAdapter(), "video-poker": VideoPokerAdapter()}
+def adapters() -> dict[str, GameAdapter[Any, Any, Any]]:
+    """Every registered game's adapter (the registry is the one list of games)."""
+    return registry.adapters()
 
 
 @dataclass(frozen=True)
@@ -218,12 +217,18 @@ class _Rederivation:
         if adapter is None:
             self.find(first_row, "game", f"unknown game {start.get('game')!r}: cannot re-derive")
             return
-        params = start.get("params")
-        if not isinstance(params, dict):
+        recorded_params = start.get("params")
+        if not isinstance(recorded_params, dict):
             self.find(first_row, "params", "no round parameters recorded")
             return
         try:
-            variant, rules_version, paytable_id = adapter.describe(params)
+            params = adapter.read_params(recorded_params)
+            terms = adapter.terms(params)
+            variant, rules_version, paytable_id = (
+                terms.variant,
+                terms.rules_version,
+                terms.paytable_id,
+            )
             stake = adapter.stake_of(params)
             state = adapter.replay(params, [], seed)
         except Exception as e:  # an engine refusal of the recorded parameters is a finding
@@ -254,8 +259,8 @@ class _Rederivation:
 
     def _acted(
         self,
-        adapter: GameAdapter,
-        params: dict[str, Any],
+        adapter: GameAdapter[Any, Any, Any],
+        params: Any,
         state: Any,
         seed: bytes,
         row: Row,
@@ -265,17 +270,19 @@ class _Rederivation:
         if adapter.settled(state):
             self.find(row, "decision", "a decision after the round had already settled")
             return None
-        if doc.get("automatic") and decision != adapter.default_decision(state):
+        default = adapter.write_decision(adapter.default_decision(state))
+        if doc.get("automatic") and decision != default:
             self.find(
                 row,
                 "decision",
-                f"recorded as automatic, but {decision!r} is not the default action "
-                f"{adapter.default_decision(state)!r}",
+                f"recorded as automatic, but {decision!r} is not the default action {default!r}",
                 decision,
-                adapter.default_decision(state),
+                default,
             )
         try:
-            new_state = adapter.apply(params, state, list(decision or []), seed)
+            new_state = adapter.apply(
+                params, state, adapter.read_decision(list(decision or [])), seed
+            )
         except Exception as e:  # an engine refusal of a recorded decision is a finding
             self.find(row, "decision", f"the engine refuses the recorded decision: {e}", decision)
             return None
@@ -295,7 +302,9 @@ class _Rederivation:
             )
         return new_state
 
-    def _settled(self, adapter: GameAdapter, state: Any, row: Row, doc: dict[str, Any]) -> None:
+    def _settled(
+        self, adapter: GameAdapter[Any, Any, Any], state: Any, row: Row, doc: dict[str, Any]
+    ) -> None:
         if not adapter.settled(state):
             self.find(row, "step", "recorded as settled but the engine says the round is open")
             return

@@ -23,13 +23,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from audit_cli.rows import read_rows
-from games.cards import Card
+from games import registry
+from games.audit import RtpRules
+from games.percent import as_percent
 from games.red_dog import engine as red_dog
 from games.red_dog import math as red_dog_math
 from games.rtp import (
@@ -39,20 +41,16 @@ from games.rtp import (
     Measure,
     Reference,
     Tally,
-    red_dog_references,
-    video_poker_reference,
     z_score,
 )
-from games.simulate import Play, RaisePolicy, choose_holds
+from games.simulate import Play, RaisePolicy
 from games.video_poker.math import CycleAnalysis, analyse_all_columns
-from games.video_poker.paytable import PAYTABLES
-from games.video_poker.strategy import hold_evs, optimal_hold
 from games.video_poker.variants import VARIANTS
-from ledger import envelope
+from ledger import contracts, envelope
 
 LEVEL = 0.99
-STARTED, ACTED = "croupier/round/started@1", "croupier/round/acted@1"
-SETTLED, VOIDED = "croupier/round/settled@1", "croupier/round/voided@1"
+STARTED, ACTED = contracts.ROUND_STARTED, contracts.ROUND_ACTED
+SETTLED, VOIDED = contracts.ROUND_SETTLED, contracts.ROUND_VOIDED
 RED_DOG, VIDEO_POKER = "red-dog", "video-poker"
 MIXED = "mixed"
 _DOUBLE_UP = frozenset({"double", "half-double", "pick"})
@@ -123,14 +121,15 @@ class Group:
     @property
     def play(self) -> str:
         """``optimal``, the alternative (``winning-cards`` / ``never``) or ``mixed``."""
-        alternative = RaisePolicy.NEVER if self.game == RED_DOG else Play.WINNING_CARDS
+        rules = _rules(self.game)
         if self.optimal:
             return "optimal"
-        return alternative.value if self.alternative else MIXED
+        return rules.alternative if self.alternative and rules is not None else MIXED
 
     @property
     def measures(self) -> tuple[Measure, ...]:
-        return (PER_BET, PER_STAKED) if self.game == RED_DOG else (PER_STAKED,)
+        rules = _rules(self.game)
+        return (PER_STAKED,) if rules is None else rules.measures
 
 
 def _payload(state: bytes) -> dict[str, Any]:
@@ -142,7 +141,7 @@ def _rounds(db: str) -> Iterator[_Round]:
     """Every round of the log, settled ones in the order they settled, then the rest."""
     rounds: dict[str, _Round] = {}
     for row in read_rows(db):
-        if not row.topic.startswith("croupier/round/"):
+        if not row.topic.startswith(contracts.ROUND_PREFIX):
             continue
         doc = _payload(row.state)
         if row.topic == STARTED:
@@ -161,8 +160,8 @@ def _rounds(db: str) -> Iterator[_Round]:
 
 
 def _key(start: dict[str, Any]) -> GroupKey:
-    params = start.get("params") or {}
-    coins = params.get("coins") if start.get("game") == VIDEO_POKER else None
+    rules = _rules(str(start.get("game")))
+    coins = None if rules is None else rules.coins(start)
     return (str(start.get("game")), str(start.get("variant")), str(start.get("paytable_id")), coins)
 
 
@@ -187,53 +186,26 @@ def read_groups(db: str, series: bool = False) -> tuple[list[Group], list[str]]:
 
 
 def _add(group: Group, rnd: _Round, series: bool) -> None:
-    start, settled = rnd.start, rnd.settled
+    settled = rnd.settled
     assert settled is not None
-    params = start["params"]
+    rules = _rules(group.game)
+    if rules is None:
+        return  # reported by known_game
     paid, staked = int(settled["payout"]), int(settled["staked"])
-    if group.game == VIDEO_POKER:
-        bet, lines = int(start["stake"]), int(params["lines"])
-        hands = [(str(ln["rank"]), int(ln["win"])) for ln in settled["view"]["lines"]]
-        optimal, winning = _video_poker_play(start, rnd.decisions)
-        if any(d and d[0] in _DOUBLE_UP for d in rnd.decisions):
-            group.double_up_rounds += 1
-    else:
-        bet, lines = int(params["bet"]), 1
-        hands = [(str(settled["outcome"]), paid)]
-        optimal, winning = _red_dog_play(start, rnd.decisions, bet)
-    group.tally.add(bet, staked, paid, lines, hands)
-    group.optimal &= optimal
-    group.alternative &= winning
+    played = rules.read(rnd.start, settled, rnd.decisions)
+    if played.double_up:
+        group.double_up_rounds += 1
+    group.tally.add(played.bet, staked, paid, played.lines, played.hands)
+    group.optimal &= played.optimal
+    group.alternative &= played.alternative
     if series:
-        group.series.append((paid, staked, bet, lines, bet + paid - staked))
+        group.series.append((paid, staked, played.bet, played.lines, played.bet + paid - staked))
 
 
-def _video_poker_play(start: dict[str, Any], decisions: list[list[Any]]) -> tuple[bool, bool]:
-    """Whether the round's holds are a max-EV hold, and whether they are seed 000's."""
-    draws = [d for d in decisions if d and d[0] == "draw"]
-    variant = VARIANTS.get(start["variant"])
-    paytable = PAYTABLES.get(start["paytable_id"])
-    if not draws or variant is None or paytable is None:
-        return False, False
-    holds = tuple(sorted(draws[0][1]))
-    dealt = tuple(Card.parse(c) for c in start["view"]["dealt"])
-    coins = int(start["params"]["coins"])
-    winning = holds == choose_holds(variant, dealt, coins, Play.WINNING_CARDS)
-    advice = optimal_hold(dealt, paytable, coins)
-    # Another hold of the same exact EV is optimal too (the tie-break only picks one).
-    optimal = holds == advice.hold or hold_evs(dealt, paytable, coins).get(holds) == advice.ev
-    return optimal, winning
-
-
-def _red_dog_play(start: dict[str, Any], decisions: list[list[Any]], bet: int) -> tuple[bool, bool]:
-    """Whether the round follows the optimal raise policy, and whether it never raised."""
-    if not decisions:
-        return True, True  # consecutive cards or a pair: settled before any decision
-    spread = start["view"].get("spread")
-    decision = decisions[0]
-    raises = RaisePolicy.OPTIMAL.raise_spreads
-    expected = ["raise", bet] if spread in raises else ["see"]
-    return decision == expected, decision == ["see"]
+def _rules(game: str) -> RtpRules | None:
+    """The game's RTP rules from the registry (the one list of games)."""
+    entry = registry.entry(game)
+    return None if entry is None else entry.rtp
 
 
 # -- comparing -------------------------------------------------------------------------
@@ -270,18 +242,10 @@ class MeasureReport:
 
 def references(group: Group, play: str) -> dict[Measure, Reference] | None:
     """The exact figures of ``play`` for ``group``, or None if the maths do not apply."""
-    game, _variant, paytable_id, coins = group.key
-    if play == MIXED:
+    rules = _rules(group.game)
+    if play == MIXED or rules is None:
         return None
-    if game == RED_DOG:
-        if paytable_id != red_dog.PAYTABLE_ID:
-            return None
-        policy = RaisePolicy.OPTIMAL if play == "optimal" else RaisePolicy.NEVER
-        return red_dog_references(policy.raise_spreads)
-    paytable = PAYTABLES.get(paytable_id)
-    if paytable is None or coins is None:
-        return None
-    return {PER_STAKED: video_poker_reference(paytable, coins, Play(play))}
+    return rules.references(group.key, play)
 
 
 def group_measures(group: Group, level: float = LEVEL) -> list[MeasureReport]:
@@ -304,18 +268,10 @@ def group_measures(group: Group, level: float = LEVEL) -> list[MeasureReport]:
 
 def known_game(group: Group) -> str | None:
     """Why the maths cannot judge this group, or None if they can."""
-    game, variant, paytable_id, _ = group.key
-    if game == RED_DOG:
-        if paytable_id != red_dog.PAYTABLE_ID:
-            return f"red-dog: unknown paytable {paytable_id!r}"
-        return None
-    if game != VIDEO_POKER:
-        return f"unknown game {game!r}"
-    if variant not in VARIANTS:
-        return f"video-poker: unknown variant {variant!r}"
-    if paytable_id not in PAYTABLES:
-        return f"video-poker: unknown paytable {paytable_id!r}"
-    return None
+    rules = _rules(group.game)
+    if rules is None:
+        return f"unknown game {group.game!r}"
+    return rules.unknown(group.key)
 
 
 @dataclass(frozen=True)
@@ -402,18 +358,6 @@ def _pct(value: Fraction | float | None, places: int = 4) -> str:
     if value is None:
         return "-"
     return f"{as_percent(value, places)} %"
-
-
-def as_percent(value: Fraction | float, places: int = 4) -> Decimal:
-    """``value`` as a percentage rounded half-even (exact for fractions).
-
-    >>> as_percent(Fraction(1653526326983, 1661102543100))
-    Decimal('99.5439')
-    """
-    exact = Fraction(value) * 100
-    quantum = Decimal(1).scaleb(-places)
-    num = Decimal(exact.numerator) / Decimal(exact.denominator)
-    return num.quantize(quantum, rounding=ROUND_HALF_EVEN)
 
 
 # -- the certified table ---------------------------------------------------------------

@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from itertools import islice
 from typing import Any
-from uuid import UUID
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -438,13 +437,3 @@ class _Checker:
 
     def _key(self, kid: str) -> Ed25519PublicKey | None:
         return self.public_keys.get(kid)
-
-
-def load_keys(doc: dict[str, Any]) -> dict[str, Ed25519PublicKey]:
-    from ledger.keys import load_public_keys
-
-    return load_public_keys(doc)
-
-
-def parse_uuid(text: str) -> str:
-    return str(UUID(text))

@@ -33,6 +33,25 @@ from ledger.casino import Casino
 from ledger.keys import Keyring
 from ledger.settings import Settings
 
+try:  # the composition root and the test-only money primitives (since issue 12)
+    from ledger.bootstrap import bootstrap
+    from tests.money import credit_win, stake
+except ImportError:  # the code before issue 12, benchmarked for comparison
+    bootstrap = None
+
+    def stake(app: Any, *args: Any) -> Any:
+        return app.stake(*args)
+
+    def credit_win(app: Any, *args: Any) -> Any:
+        return app.credit_win(*args)
+
+
+def open_casino(cls: type[Casino], settings: Settings, ring: Keyring) -> Casino:
+    if bootstrap is None:
+        return cls(settings, ring)
+    return bootstrap(settings, ring, application=cls)
+
+
 PG = os.environ.get("CROUPIER_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 WARM_UP = 50
 CHUNK = 100  # pairs per turn; the two variants take turns
@@ -82,8 +101,8 @@ class Table:
         app, sid, first = self.app, self.sid, self.played
         start = time.perf_counter()
         for i in range(first, first + pairs):
-            app.stake(f"s{i}", sid, f"round-{i}", 100)
-            app.credit_win(f"w{i}", sid, f"round-{i}", 150)
+            stake(app, f"s{i}", sid, f"round-{i}", 100)
+            credit_win(app, f"w{i}", sid, f"round-{i}", 150)
         self.elapsed += time.perf_counter() - start
         self.played += pairs
 
@@ -117,8 +136,8 @@ def postgres_settings() -> Iterator[Settings]:
 def report(name: str, make_settings: Callable[[], Any], ring: Keyring, pairs: int) -> None:
     """Signed and unsigned run side by side, alternating chunks, so load drift hits both."""
     with make_settings() as signed_settings, make_settings() as unsigned_settings:
-        signed_app = Casino(signed_settings, ring)
-        unsigned_app = UnsignedCasino(unsigned_settings, ring)
+        signed_app = open_casino(Casino, signed_settings, ring)
+        unsigned_app = open_casino(UnsignedCasino, unsigned_settings, ring)
         try:
             signed, unsigned = Table(signed_app), Table(unsigned_app)
             done = 0

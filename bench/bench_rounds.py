@@ -21,6 +21,16 @@ from ledger.casino import Casino
 from ledger.keys import Keyring
 from ledger.settings import Settings
 
+try:  # the composition root (since issue 12)
+    from ledger.bootstrap import bootstrap
+except ImportError:  # the code before issue 12, benchmarked for comparison
+    bootstrap = None
+
+
+def open_casino(settings: Settings, ring: Keyring) -> Casino:
+    return Casino(settings, ring) if bootstrap is None else bootstrap(settings, ring)
+
+
 PG = os.environ.get("CROUPIER_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 
@@ -41,7 +51,7 @@ def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     ring = Keyring.generate()
     with tempfile.TemporaryDirectory() as d:
-        app = Casino(Settings(data_dir=Path(d)), keyring=ring)
+        app = open_casino(Settings(data_dir=Path(d)), ring)
         try:
             print(f"sqlite: {play(app, rounds):,.0f} complete 4-line rounds/s ({rounds} rounds)")
         finally:
@@ -57,8 +67,8 @@ def main() -> None:
         return
     try:
         with tempfile.TemporaryDirectory() as d:
-            app = Casino(
-                Settings(data_dir=Path(d), database_url=f"{PG}?schema={schema}"), keyring=ring
+            app = open_casino(
+                Settings(data_dir=Path(d), database_url=f"{PG}?schema={schema}"), ring
             )
             try:
                 print(

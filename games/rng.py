@@ -96,7 +96,3 @@ class RandomStream:
             j = self.randbelow(i + 1)
             out[i], out[j] = out[j], out[i]
         return out
-
-
-def stream(seed: bytes, label: str) -> RandomStream:
-    return RandomStream(seed, label)

@@ -12,6 +12,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
+from ledger import contracts
 from ledger.errors import InsufficientFunds, SessionBusy, SessionClosed
 from ledger.money import (
     account_ledger,
@@ -24,6 +25,11 @@ from ledger.money import (
 NAMESPACE = uuid5(NAMESPACE_URL, "https://croupier.invalid/ids")
 
 
+def _game_code_from_round_id(state: dict[str, Any]) -> None:
+    """Upcaster of the session events' class version 1 (``round_id`` held the game code)."""
+    state["game_code"] = state.pop("round_id")
+
+
 def account_id_for(player_id: str) -> UUID:
     return uuid5(NAMESPACE, f"account:{player_id}")
 
@@ -31,16 +37,16 @@ def account_id_for(player_id: str) -> UUID:
 class Account(Aggregate):
     """The player's game account (conto di gioco)."""
 
-    TOPIC = "croupier/account@1"
+    TOPIC = contracts.ACCOUNT
 
     class Created(Aggregate.Created):  # unused; the library requires a topic
-        TOPIC = "croupier/account/created@1"
+        TOPIC = contracts.ACCOUNT_CREATED
 
     @staticmethod
     def create_id(player_id: str) -> UUID:
         return account_id_for(player_id)
 
-    @event("Opened", topic="croupier/account/opened@1")
+    @event("Opened", topic=contracts.ACCOUNT_OPENED)
     def __init__(self, player_id: str, currency: str) -> None:
         self.player_id = player_id
         self.currency = currency
@@ -63,7 +69,7 @@ class Account(Aggregate):
             ),
         )
 
-    @event("Deposited", topic="croupier/account/deposited@1")
+    @event("Deposited", topic=contracts.ACCOUNT_DEPOSITED)
     def _deposited(self, amount: int, balance: int, movement: dict[str, Any]) -> None:
         self.balance = balance
 
@@ -77,7 +83,7 @@ class Account(Aggregate):
             ),
         )
 
-    @event("Withdrawn", topic="croupier/account/withdrawn@1")
+    @event("Withdrawn", topic=contracts.ACCOUNT_WITHDRAWN)
     def _withdrawn(self, amount: int, balance: int, movement: dict[str, Any]) -> None:
         self.balance = balance
 
@@ -92,7 +98,7 @@ class Account(Aggregate):
             ),
         )
 
-    @event("SessionFunded", topic="croupier/account/session-funded@1")
+    @event("SessionFunded", topic=contracts.ACCOUNT_SESSION_FUNDED)
     def _session_funded(
         self, session_id: str, amount: int, balance: int, movement: dict[str, Any]
     ) -> None:
@@ -109,7 +115,7 @@ class Account(Aggregate):
             ),
         )
 
-    @event("SessionReturned", topic="croupier/account/session-returned@1")
+    @event("SessionReturned", topic=contracts.ACCOUNT_SESSION_RETURNED)
     def _session_returned(
         self, session_id: str, amount: int, balance: int, movement: dict[str, Any]
     ) -> None:
@@ -127,7 +133,7 @@ class Account(Aggregate):
             ),
         )
 
-    @event("RoundRefunded", topic="croupier/account/round-refunded@1")
+    @event("RoundRefunded", topic=contracts.ACCOUNT_ROUND_REFUNDED)
     def _round_refunded(
         self, round_code: str, amount: int, balance: int, movement: dict[str, Any]
     ) -> None:
@@ -144,7 +150,7 @@ class Account(Aggregate):
             ),
         )
 
-    @event("RoundWinReversed", topic="croupier/account/round-win-reversed@1")
+    @event("RoundWinReversed", topic=contracts.ACCOUNT_ROUND_WIN_REVERSED)
     def _round_win_reversed(
         self, round_code: str, amount: int, balance: int, movement: dict[str, Any]
     ) -> None:
@@ -154,12 +160,12 @@ class Account(Aggregate):
 class GameSession(Aggregate):
     """A game session funded by a buy-in; stakes and wins move its balance."""
 
-    TOPIC = "croupier/session@1"
+    TOPIC = contracts.SESSION
 
     class Created(Aggregate.Created):  # unused; the library requires a topic
-        TOPIC = "croupier/session/created@1"
+        TOPIC = contracts.SESSION_CREATED
 
-    @event("Opened", topic="croupier/session/opened@1")
+    @event("Opened", topic=contracts.SESSION_OPENED)
     def __init__(self, account_id: UUID, player_id: str, currency: str, buy_in: int) -> None:
         self.account_id = account_id
         self.player_id = player_id
@@ -186,11 +192,65 @@ class GameSession(Aggregate):
                 f"session balance {self.balance} is below {amount}", session_id=self.id
             )
 
-    def stake(self, round_id: str, amount: int) -> None:
+    # Session events name the round by its game code. Before class_version 2 that field
+    # was called ``round_id`` (while results call the round's UUID ``round_id``): the
+    # upcasters rename it when an old event is read, so logs written before still replay.
+    # The topics (wire format) do not change.
+
+    class StakeDebited(Aggregate.Event):
+        TOPIC = contracts.SESSION_STAKE_DEBITED
+        class_version = 2
+        game_code: str
+        amount: int
+        balance: int
+        movement: dict[str, Any]
+        upcast_v1_v2 = staticmethod(_game_code_from_round_id)
+
+    class WinCredited(Aggregate.Event):
+        TOPIC = contracts.SESSION_WIN_CREDITED
+        class_version = 2
+        game_code: str
+        amount: int
+        balance: int
+        movement: dict[str, Any]
+        upcast_v1_v2 = staticmethod(_game_code_from_round_id)
+
+    class Refunded(Aggregate.Event):
+        TOPIC = contracts.SESSION_REFUNDED
+        class_version = 2
+        game_code: str
+        amount: int
+        balance: int
+        movement: dict[str, Any]
+        upcast_v1_v2 = staticmethod(_game_code_from_round_id)
+
+    class WinReversed(Aggregate.Event):
+        TOPIC = contracts.SESSION_WIN_REVERSED
+        class_version = 2
+        game_code: str
+        amount: int
+        balance: int
+        movement: dict[str, Any]
+        upcast_v1_v2 = staticmethod(_game_code_from_round_id)
+
+    class RoundOpened(Aggregate.Event):
+        TOPIC = contracts.SESSION_ROUND_OPENED
+        class_version = 2
+        game_code: str
+        upcast_v1_v2 = staticmethod(_game_code_from_round_id)
+
+    class RoundClosed(Aggregate.Event):
+        TOPIC = contracts.SESSION_ROUND_CLOSED
+        class_version = 2
+        game_code: str
+        last_stake: dict[str, Any] | None
+        upcast_v1_v2 = staticmethod(_game_code_from_round_id)
+
+    def stake(self, game_code: str, amount: int) -> None:
         self.check_open()
         self.check_debit(amount)
         self._stake_debited(
-            round_id=round_id,
+            game_code=game_code,
             amount=amount,
             balance=self.balance - amount,
             movement=movement(
@@ -198,16 +258,16 @@ class GameSession(Aggregate):
             ),
         )
 
-    @event("StakeDebited", topic="croupier/session/stake-debited@1")
+    @event(StakeDebited)
     def _stake_debited(
-        self, round_id: str, amount: int, balance: int, movement: dict[str, Any]
+        self, game_code: str, amount: int, balance: int, movement: dict[str, Any]
     ) -> None:
         self.balance = balance
 
-    def credit_win(self, round_id: str, amount: int) -> None:
+    def credit_win(self, game_code: str, amount: int) -> None:
         self.check_open()
         self._win_credited(
-            round_id=round_id,
+            game_code=game_code,
             amount=amount,
             balance=self.balance + amount,
             movement=movement(
@@ -215,16 +275,16 @@ class GameSession(Aggregate):
             ),
         )
 
-    @event("WinCredited", topic="croupier/session/win-credited@1")
+    @event(WinCredited)
     def _win_credited(
-        self, round_id: str, amount: int, balance: int, movement: dict[str, Any]
+        self, game_code: str, amount: int, balance: int, movement: dict[str, Any]
     ) -> None:
         self.balance = balance
 
-    def refund(self, round_id: str, amount: int) -> None:
+    def refund(self, game_code: str, amount: int) -> None:
         self.check_open()
         self._refunded(
-            round_id=round_id,
+            game_code=game_code,
             amount=amount,
             balance=self.balance + amount,
             movement=movement(
@@ -232,15 +292,17 @@ class GameSession(Aggregate):
             ),
         )
 
-    @event("Refunded", topic="croupier/session/refunded@1")
-    def _refunded(self, round_id: str, amount: int, balance: int, movement: dict[str, Any]) -> None:
+    @event(Refunded)
+    def _refunded(
+        self, game_code: str, amount: int, balance: int, movement: dict[str, Any]
+    ) -> None:
         self.balance = balance
 
-    def reverse_win(self, round_id: str, amount: int) -> None:
+    def reverse_win(self, game_code: str, amount: int) -> None:
         self.check_open()
         self.check_debit(amount)
         self._win_reversed(
-            round_id=round_id,
+            game_code=game_code,
             amount=amount,
             balance=self.balance - amount,
             movement=movement(
@@ -248,18 +310,18 @@ class GameSession(Aggregate):
             ),
         )
 
-    @event("WinReversed", topic="croupier/session/win-reversed@1")
+    @event(WinReversed)
     def _win_reversed(
-        self, round_id: str, amount: int, balance: int, movement: dict[str, Any]
+        self, game_code: str, amount: int, balance: int, movement: dict[str, Any]
     ) -> None:
         self.balance = balance
 
-    @event("RoundOpened", topic="croupier/session/round-opened@1")
-    def round_opened(self, round_id: str) -> None:
-        self.open_round = round_id
+    @event(RoundOpened)
+    def round_opened(self, game_code: str) -> None:
+        self.open_round = game_code
 
-    @event("RoundClosed", topic="croupier/session/round-closed@1")
-    def round_closed(self, round_id: str, last_stake: dict[str, Any] | None) -> None:
+    @event(RoundClosed)
+    def round_closed(self, game_code: str, last_stake: dict[str, Any] | None) -> None:
         self.open_round = None
         if last_stake is not None:
             self.last_stake = dict(last_stake)
@@ -270,7 +332,7 @@ class GameSession(Aggregate):
         self._closed(final_balance=final, balance=0)
         return final
 
-    @event("Closed", topic="croupier/session/closed@1")
+    @event("Closed", topic=contracts.SESSION_CLOSED)
     def _closed(self, final_balance: int, balance: int) -> None:
         self.balance = balance
         self.closed = True

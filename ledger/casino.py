@@ -1,17 +1,22 @@
-"""The Casino application: the one place that saves events (money, sessions, rounds).
+"""The Casino application: the store, ``find``, and the one way to change anything.
 
-Every command is idempotent by request id and runs as: load, validate, decide, then save
-all touched aggregates plus the request record in one ``save`` (one transaction). A
-version conflict reloads and re-runs the whole command.
+``command(request_id, cmd)`` runs a :mod:`ledger.commands` command at most once per
+(scope, request id): the request record covers the command as it arrived; the handler
+registered for its type (composed in :func:`ledger.bootstrap.bootstrap`) runs in a
+:class:`~ledger.unit_of_work.UnitOfWork`, and everything it touched is saved with the
+record in one transaction. A version conflict (another writer got there first) reloads
+and re-runs the handler; any other storage failure is :class:`StorageUnavailable`.
+
+The request methods below (``deposit``, ``red_dog_bet``, ...) are one-line shortcuts that
+build one command each, for in-process callers; the HTTP routes build commands directly.
 """
 
 from __future__ import annotations
 
 import fcntl
 import logging
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,54 +24,46 @@ from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError, OperationalError
+from eventsourcing.persistence import IntegrityError, PersistenceError
 
 from games.errors import GameRuleError
-from ledger.accounts import Account, GameSession, account_id_for
+from ledger import commands as c
+from ledger.accounts import GameSession
+from ledger.checkpoints import Sealer
 from ledger.errors import (
-    AccountExists,
-    AccountNotFound,
     Contention,
-    CurrencyMismatch,
     IdempotencyConflict,
-    InvalidRequest,
     LedgerError,
-    SessionNotFound,
+    StorageUnavailable,
     TamperDetected,
 )
 from ledger.keys import Keyring
-from ledger.money import check_amount, check_currency
-from ledger.play import GameAdapter, RoundCommands
-from ledger.red_dog import RedDogAdapter, RedDogCommands
+from ledger.projections import History
 from ledger.requests import Request, body_digest, check_request_id, request_aggregate_id
-from ledger.rounds import new_seed
+from ledger.rounds import Round
 from ledger.settings import APP_NAME, Settings
 from ledger.store import SigningEventStore, VerifyingMapper
-from ledger.video_poker import VideoPokerAdapter, VideoPokerCommands
+from ledger.unit_of_work import UnitOfWork
 
 log = logging.getLogger("croupier")
 A = TypeVar("A", bound=Aggregate)
+C = TypeVar("C", bound=c.Command)
 Result = dict[str, Any]
+Handler = Callable[[UnitOfWork, Any], Result]
 MAX_ATTEMPTS = 50
-OPERATOR = "operator"
 
 
-class Casino(RedDogCommands, VideoPokerCommands, RoundCommands, Application[UUID]):
+class Casino(Application[UUID]):
     """Event-sourced ledger of accounts and game sessions with a signed, checkpointed log."""
 
     name = APP_NAME
 
-    def __init__(
-        self,
-        settings: Settings | None = None,
-        keyring: Keyring | None = None,
-        seed_source: Callable[[], bytes] = new_seed,
-    ) -> None:
-        """``seed_source`` gives each round its 256-bit seed: the OS CSPRNG in production;
-        the certification simulation passes a deterministic one derived from a master seed."""
+    def __init__(self, settings: Settings | None = None, keyring: Keyring | None = None) -> None:
+        """The store only; :func:`ledger.bootstrap.bootstrap` adds the handlers."""
         self.settings = settings or Settings()
-        self.seed_source = seed_source
         self.keyring = keyring or self.settings.keyring()
+        self.handlers: dict[type[c.Command], Handler] = {}
+        self._closed = False
         env = self.settings.eventsourcing_env()
         if "SQLITE_DBNAME" in env:
             # Processes starting together on one SQLite file race to switch it to WAL and
@@ -75,15 +72,7 @@ class Casino(RedDogCommands, VideoPokerCommands, RoundCommands, Application[UUID
                 super().__init__(env=env)
         else:
             super().__init__(env=env)
-        self.adapters: dict[str, GameAdapter] = {
-            "red-dog": RedDogAdapter(),
-            "video-poker": VideoPokerAdapter(),
-        }
-        from ledger.checkpoints import Sealer
-
         self.sealer = Sealer(self)
-        from ledger.projections import History
-
         self.history = History(self)
 
     # -- infrastructure hooks ---------------------------------------------------------
@@ -100,7 +89,7 @@ class Casino(RedDogCommands, VideoPokerCommands, RoundCommands, Application[UUID
         assert isinstance(self.mapper, VerifyingMapper)
         return SigningEventStore(self.mapper, self.recorder)
 
-    # -- plumbing ---------------------------------------------------------------------
+    # -- reading ----------------------------------------------------------------------
 
     def find(self, cls: type[A], aggregate_id: UUID) -> A | None:
         try:
@@ -111,253 +100,170 @@ class Casino(RedDogCommands, VideoPokerCommands, RoundCommands, Application[UUID
             return None
         return agg
 
-    def command(
-        self,
-        scope: str,
-        request_id: str,
-        command: str,
-        body: dict[str, Any],
-        action: Callable[[], tuple[list[Aggregate], Result]],
-    ) -> Result:
-        """Run ``action`` at most once per (scope, request id); see module docstring."""
-        check_request_id(request_id)
-        rid = request_aggregate_id(scope, request_id)
-        digest = body_digest(command, body)
-        for attempt in range(MAX_ATTEMPTS):
-            prior = self.find(Request, rid)
-            if prior is not None:
-                if prior.digest != digest or prior.command != command:
-                    raise IdempotencyConflict(
-                        f"request id {request_id!r} was already used for a different request",
-                        request_id=request_id,
-                    )
-                return dict(prior.result)
-            try:
-                touched, result = action()
-            except (LedgerError, GameRuleError):
-                # A duplicate of a request still in flight can be refused (the session is
-                # busy with the original): if the original has landed, answer with it.
-                landed = self.find(Request, rid)
-                if landed is not None and landed.digest == digest and landed.command == command:
-                    return dict(landed.result)
-                raise
-            record = Request(
-                scope=scope, request_id=request_id, command=command, digest=digest, result=result
-            )
-            try:
-                self.save(*touched, record)
-            except (IntegrityError, OperationalError):
-                # Another writer got there first (or SQLite was busy): reload, re-run.
-                time.sleep(min(0.001 * 2**attempt, 0.05))
-                continue
-            self.sealer.maybe_seal()
-            return result
-        raise Contention(f"could not complete {command} after {MAX_ATTEMPTS} attempts")
+    def get_session(self, session_id: UUID | str) -> GameSession:
+        return UnitOfWork(self.find, {}).session(session_id)
 
-    def _account(self, player_id: str) -> Account:
-        account = self.find(Account, account_id_for(player_id))
-        if account is None:
-            raise AccountNotFound(f"no account for player {player_id!r}", player_id=player_id)
-        return account
+    def find_round(self, code: str) -> Round:
+        return UnitOfWork(self.find, {}).round(code)
 
-    def _session(self, session_id: UUID | str) -> GameSession:
-        try:
-            sid = session_id if isinstance(session_id, UUID) else UUID(str(session_id))
-        except ValueError:
-            raise SessionNotFound(
-                f"no game session {session_id!r}", session_id=session_id
-            ) from None
-        session = self.find(GameSession, sid)
-        if session is None:
-            raise SessionNotFound(f"no game session {session_id}", session_id=session_id)
-        return session
-
-    # -- accounts ---------------------------------------------------------------------
-
-    def open_account(self, request_id: str, player_id: str, currency: str) -> Result:
-        if not isinstance(player_id, str) or not 0 < len(player_id) <= 100:
-            raise InvalidRequest("player id must be a non-empty string of at most 100 characters")
-        check_currency(currency)
-
-        def action() -> tuple[list[Aggregate], Result]:
-            if self.find(Account, account_id_for(player_id)) is not None:
-                raise AccountExists(
-                    f"player {player_id!r} already has an account", player_id=player_id
-                )
-            account = Account(player_id=player_id, currency=currency)
-            return [account], {"player_id": player_id, "currency": currency, "balance": 0}
-
-        return self.command(
-            OPERATOR,
-            request_id,
-            "open_account",
-            {"player_id": player_id, "currency": currency},
-            action,
-        )
-
-    def deposit(self, request_id: str, player_id: str, amount: int) -> Result:
-        check_amount(amount)
-
-        def action() -> tuple[list[Aggregate], Result]:
-            account = self._account(player_id)
-            account.deposit(amount)
-            return [account], {"player_id": player_id, "balance": account.balance}
-
-        return self.command(
-            OPERATOR, request_id, "deposit", {"player_id": player_id, "amount": amount}, action
-        )
-
-    def withdraw(self, request_id: str, player_id: str, amount: int) -> Result:
-        check_amount(amount)
-
-        def action() -> tuple[list[Aggregate], Result]:
-            account = self._account(player_id)
-            account.withdraw(amount)
-            return [account], {"player_id": player_id, "balance": account.balance}
-
-        return self.command(
-            OPERATOR, request_id, "withdraw", {"player_id": player_id, "amount": amount}, action
-        )
+    def open_round(self, session_id: UUID | str) -> Round | None:
+        session = self.get_session(session_id)
+        return None if session.open_round is None else self.find_round(session.open_round)
 
     def account_balance(self, player_id: str) -> int:
-        return int(self._account(player_id).balance)
+        return int(UnitOfWork(self.find, {}).account(player_id).balance)
 
-    # -- game sessions ----------------------------------------------------------------
+    def session_balance(self, session_id: UUID | str) -> int:
+        return int(self.get_session(session_id).balance)
+
+    # -- the unit of work ---------------------------------------------------------------
+
+    def command(self, request_id: str, cmd: c.Command) -> Result:
+        """Run ``cmd`` at most once per (scope, request id); see module docstring."""
+        check_request_id(request_id)
+        handler = self.handlers.get(type(cmd))
+        if handler is None:
+            raise LookupError(f"no handler for {type(cmd).__name__}: compose with bootstrap()")
+        scope, name = cmd.scope, cmd.name
+        rid = request_aggregate_id(scope, request_id)
+        digest = body_digest(name, cmd.body())
+        memo: dict[str, Any] = {}  # values kept across the attempts of this command
+        for attempt in range(MAX_ATTEMPTS):
+            try:
+                result = self._attempt(handler, cmd, request_id, rid, digest, memo)
+            except IntegrityError:
+                # A version conflict: another writer got there first. Reload and re-run.
+                time.sleep(min(0.001 * 2**attempt, 0.05))
+                continue
+            except PersistenceError as e:
+                log.error("%s %s: the store failed: %r", name, request_id, e, exc_info=e)
+                raise StorageUnavailable(
+                    f"the store failed during {name}; nothing was written, retry later",
+                    request_id=request_id,
+                ) from e
+            return result
+        raise Contention(f"could not complete {name} after {MAX_ATTEMPTS} attempts")
+
+    def _attempt(
+        self,
+        handler: Handler,
+        cmd: c.Command,
+        request_id: str,
+        rid: UUID,
+        digest: str,
+        memo: dict[str, Any],
+    ) -> Result:
+        name = cmd.name
+        prior = self.find(Request, rid)
+        if prior is not None:
+            return self._answer(prior, request_id, name, digest)
+        uow = UnitOfWork(self.find, memo)
+        try:
+            result = handler(uow, cmd)
+        except (LedgerError, GameRuleError):
+            # A duplicate of a request still in flight can be refused (the session is
+            # busy with the original): if the original has landed, answer with it.
+            landed = self.find(Request, rid)
+            if landed is not None and landed.digest == digest and landed.command == name:
+                return dict(landed.result)
+            raise
+        record = Request(
+            scope=cmd.scope, request_id=request_id, command=name, digest=digest, result=result
+        )
+        self.save(*uow.touched(), record)
+        self.sealer.maybe_seal()
+        return result
+
+    @staticmethod
+    def _answer(prior: Request, request_id: str, name: str, digest: str) -> Result:
+        if prior.digest != digest or prior.command != name:
+            raise IdempotencyConflict(
+                f"request id {request_id!r} was already used for a different request",
+                request_id=request_id,
+            )
+        return dict(prior.result)
+
+    # -- request shortcuts: one command each --------------------------------------------
+
+    def open_account(self, request_id: str, player_id: str, currency: str) -> Result:
+        return self.command(request_id, c.OpenAccount(player_id, currency))
+
+    def deposit(self, request_id: str, player_id: str, amount: int) -> Result:
+        return self.command(request_id, c.Deposit(player_id, amount))
+
+    def withdraw(self, request_id: str, player_id: str, amount: int) -> Result:
+        return self.command(request_id, c.Withdraw(player_id, amount))
 
     def open_session(
         self, request_id: str, player_id: str, buy_in: int, currency: str | None = None
     ) -> Result:
-        check_amount(buy_in, "buy-in")
-
-        def action() -> tuple[list[Aggregate], Result]:
-            account = self._account(player_id)
-            if currency is not None and currency != account.currency:
-                raise CurrencyMismatch(
-                    f"account is in {account.currency}, buy-in in {currency}", player_id=player_id
-                )
-            session = GameSession(
-                account_id=account.id, player_id=player_id, currency=account.currency, buy_in=buy_in
-            )
-            account.fund_session(session.id, buy_in)
-            return [account, session], {
-                "session_id": str(session.id),
-                "player_id": player_id,
-                "currency": account.currency,
-                "balance": buy_in,
-                "account_balance": account.balance,
-            }
-
-        return self.command(
-            OPERATOR,
-            request_id,
-            "open_session",
-            {"player_id": player_id, "buy_in": buy_in, "currency": currency},
-            action,
-        )
+        return self.command(request_id, c.OpenSession(player_id, buy_in, currency))
 
     def close_session(self, request_id: str, session_id: UUID | str) -> Result:
-        def action() -> tuple[list[Aggregate], Result]:
-            session = self._session(session_id)
-            session.check_open()
-            completed = self.complete_with_default(session)
-            final = session.close()
-            account: Account = self.repository.get(session.account_id)
-            touched: list[Aggregate] = [session]
-            if completed is not None:
-                touched.append(completed)
-            if final > 0:
-                account.return_session(session.id, final)
-                touched.append(account)
-            return touched, {
-                "session_id": str(session.id),
-                "final_balance": final,
-                "account_balance": account.balance,
-            }
+        return self.command(request_id, c.CloseSession(str(session_id)))
 
-        return self.command(
-            OPERATOR, request_id, "close_session", {"session_id": str(session_id)}, action
-        )
+    def void_round(self, request_id: str, code: str, reason: str, incident_id: str) -> Result:
+        return self.command(request_id, c.VoidRound(code, reason, incident_id))
 
-    def session_balance(self, session_id: UUID | str) -> int:
-        return int(self._session(session_id).balance)
+    def red_dog_bet(self, request_id: str, session_id: str, bet: int) -> Result:
+        return self.command(request_id, c.RedDogBet(session_id, bet))
 
-    def get_session(self, session_id: UUID | str) -> GameSession:
-        return self._session(session_id)
+    def red_dog_raise(self, request_id: str, session_id: str, amount: int) -> Result:
+        return self.command(request_id, c.RedDogRaise(session_id, amount))
 
-    def _session_movement(
+    def red_dog_see(self, request_id: str, session_id: str) -> Result:
+        return self.command(request_id, c.RedDogSee(session_id))
+
+    def red_dog_repeat(self, request_id: str, session_id: str) -> Result:
+        return self.command(request_id, c.RedDogRepeat(session_id))
+
+    def vp_deal(
         self,
         request_id: str,
-        name: str,
-        session_id: UUID | str,
-        round_id: str,
-        amount: int,
-        apply: Callable[[GameSession], None],
+        session_id: str,
+        variant: str,
+        coin_value: int,
+        coins: int,
+        lines: int,
     ) -> Result:
-        check_amount(amount)
-        if not isinstance(round_id, str) or not round_id:
-            raise InvalidRequest("round id must be a non-empty string")
-
-        def action() -> tuple[list[Aggregate], Result]:
-            session = self._session(session_id)
-            apply(session)
-            return [session], {
-                "session_id": str(session.id),
-                "round_id": round_id,
-                "amount": amount,
-                "balance": session.balance,
-            }
-
         return self.command(
-            OPERATOR,
-            request_id,
-            name,
-            {"session_id": str(session_id), "round_id": round_id, "amount": amount},
-            action,
+            request_id, c.VideoPokerDeal(session_id, variant, coin_value, coins, lines)
         )
 
-    def stake(self, request_id: str, session_id: UUID | str, round_id: str, amount: int) -> Result:
-        return self._session_movement(
-            request_id, "stake", session_id, round_id, amount, lambda s: s.stake(round_id, amount)
-        )
+    def vp_act(self, request_id: str, session_id: str, decision: Sequence[Any]) -> Result:
+        """``["hold", [holds]]``, ``["draw", [holds]]``, ``["draw"]``, ``["collect"]``,
+        ``["double"]``, ``["half-double"]``, ``["pick", index]``: the matching command."""
+        return self.command(request_id, c.video_poker_command(session_id, decision))
 
-    def credit_win(
-        self, request_id: str, session_id: UUID | str, round_id: str, amount: int
-    ) -> Result:
-        return self._session_movement(
-            request_id,
-            "credit_win",
-            session_id,
-            round_id,
-            amount,
-            lambda s: s.credit_win(round_id, amount),
-        )
-
-    def refund(self, request_id: str, session_id: UUID | str, round_id: str, amount: int) -> Result:
-        return self._session_movement(
-            request_id, "refund", session_id, round_id, amount, lambda s: s.refund(round_id, amount)
-        )
-
-    # -- checkpoints ------------------------------------------------------------------
+    # -- checkpoints and lifecycle ---------------------------------------------------------
 
     def seal(self) -> dict[str, Any] | None:
         """Write a signed checkpoint over every event stored so far (None if none new)."""
         return self.sealer.seal()
 
     def close(self) -> None:
-        if getattr(self, "_closed", False):
+        """Stop the sealer, write a last checkpoint, release the store. Call it explicitly:
+        garbage collection never checkpoints (``__del__`` only releases the store)."""
+        if self._closed:
             return
         self._closed = True
         try:
             self.sealer.stop()
-            if not sys.is_finalizing():  # never from __del__ at interpreter exit
-                try:
-                    self.seal()
-                except TamperDetected as e:
-                    # Never checkpoint over a tampered log; closing must still release
-                    # the store, and `audit-cli verify` will name the damage.
-                    log.error("not sealing on close: %s", e)
+            try:
+                self.seal()
+            except TamperDetected as e:
+                # Never checkpoint over a tampered log; closing must still release
+                # the store, and `audit-cli verify` will name the damage.
+                log.error("not sealing on close: %s", e)
         finally:
             super().close()
+
+    def __del__(self) -> None:
+        # The library's __del__ calls close(); a checkpoint is a write the operator asked
+        # for, never a side effect of garbage collection: only release the store here.
+        if not getattr(self, "_closed", True):
+            self._closed = True
+            Application.close(self)
 
 
 @contextmanager

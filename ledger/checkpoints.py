@@ -26,7 +26,7 @@ from ledger import envelope, merkle
 from ledger.accounts import NAMESPACE
 
 if TYPE_CHECKING:
-    from ledger.casino import Casino
+    from ledger.ports import LogApp
 
 PAGE = 2000
 
@@ -86,7 +86,7 @@ class _SealerState:
 
 
 class Sealer:
-    def __init__(self, app: Casino) -> None:
+    def __init__(self, app: LogApp) -> None:
         self.app = app
         self._lock = threading.Lock()
         self._state: _SealerState | None = None
@@ -188,7 +188,7 @@ class Sealer:
             self._thread = None
 
 
-def iter_notifications(app: Casino, after_id: int = 0) -> Iterator[Notification]:
+def iter_notifications(app: LogApp, after_id: int = 0) -> Iterator[Notification]:
     """Every stored event after notification ``after_id``, in notification order."""
     start = after_id + 1
     while True:
@@ -199,44 +199,3 @@ def iter_notifications(app: Casino, after_id: int = 0) -> Iterator[Notification]
             return
         yield from page
         start = page[-1].id + 1
-
-
-def leaves(app: Casino) -> list[tuple[Notification, bytes]]:
-    """(notification, leaf hash) for the whole log; used for proofs."""
-    return [(n, merkle.leaf_hash(app.mapper.open(n)[2])) for n in iter_notifications(app)]  # type: ignore[attr-defined]
-
-
-def inclusion(
-    app: Casino, originator_id: UUID, version: int, seq: int | None = None
-) -> dict[str, Any]:
-    """Inclusion proof of one event in a checkpoint (the newest one by default)."""
-    cp = app.sealer.get(seq) if seq else app.sealer.latest()
-    if cp is None:
-        raise LookupError("no checkpoint yet")
-    all_leaves = leaves(app)
-    index = next(
-        (
-            i
-            for i, (n, _) in enumerate(all_leaves)
-            if n.originator_id == originator_id and n.originator_version == version
-        ),
-        None,
-    )
-    if index is None or index >= cp.tree_size:
-        raise LookupError("event not covered by that checkpoint")
-    hashes = [h for _, h in all_leaves[: cp.tree_size]]
-    return {
-        "checkpoint": cp.view(),
-        "leaf_index": index,
-        "leaf_hash": hashes[index].hex(),
-        "proof": [p.hex() for p in merkle.inclusion_proof(hashes, index, cp.tree_size)],
-    }
-
-
-def consistency(app: Casino, old_seq: int, new_seq: int) -> dict[str, Any]:
-    old, new = app.sealer.get(old_seq), app.sealer.get(new_seq)
-    if old is None or new is None:
-        raise LookupError("no such checkpoint")
-    hashes = [h for _, h in leaves(app)[: new.tree_size]]
-    proof = merkle.consistency_proof(hashes, old.tree_size, new.tree_size)
-    return {"old": old.view(), "new": new.view(), "proof": [p.hex() for p in proof]}

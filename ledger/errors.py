@@ -9,7 +9,6 @@ class LedgerError(Exception):
     """Base of every business-rule error the ledger raises; nothing was written."""
 
     code = "ledger-error"
-    status = 400
 
     def __init__(self, message: str, **ids: Any) -> None:
         super().__init__(message)
@@ -23,73 +22,74 @@ class LedgerError(Exception):
 
 class InvalidAmount(LedgerError):
     code = "invalid-amount"
-    status = 422
 
 
 class InvalidRequest(LedgerError):
     code = "invalid-request"
-    status = 422
 
 
 class CurrencyMismatch(LedgerError):
     code = "currency-mismatch"
-    status = 422
 
 
 class InsufficientFunds(LedgerError):
     code = "insufficient-funds"
-    status = 409
 
 
 class AccountNotFound(LedgerError):
     code = "account-not-found"
-    status = 404
 
 
 class AccountExists(LedgerError):
     code = "account-exists"
-    status = 409
 
 
 class SessionNotFound(LedgerError):
     code = "session-not-found"
-    status = 404
 
 
 class SessionClosed(LedgerError):
     code = "session-closed"
-    status = 409
 
 
 class SessionBusy(LedgerError):
     """A round is open in the session: no new round, no close."""
 
     code = "session-busy"
-    status = 409
 
 
 class RoundNotFound(LedgerError):
     code = "round-not-found"
-    status = 404
 
 
 class RoundNotOpen(LedgerError):
     code = "round-not-open"
-    status = 409
 
 
 class IdempotencyConflict(LedgerError):
     """The same request id was used before with a different body."""
 
     code = "idempotency-conflict"
-    status = 409
 
 
 class Contention(LedgerError):
     """Too many concurrent writers on the same aggregate; safe to retry."""
 
     code = "contention"
-    status = 503
+
+
+class StorageUnavailable(LedgerError):
+    """The store failed for a reason other than a version conflict (connection lost,
+    disk full, database locked past its timeout). Nothing was written by this command;
+    retrying with the same request id is safe once the store is back."""
+
+    code = "storage-unavailable"
+
+
+class AutoCompletionFailed(LedgerError):
+    """A round's default actions did not end it: a game bug, never a player's fault."""
+
+    code = "auto-completion-failed"
 
 
 class TamperDetected(Exception):

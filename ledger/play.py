@@ -1,63 +1,38 @@
 """The shared round lifecycle: start (stake + first event), act, settle, void, auto-complete.
 
-A game plugs in through a small adapter over its pure engine. The round's state is never
-stored: it is rebuilt on every action by replaying the recorded decisions from the seed,
-so a round resumes with the same cards after any crash or restart.
+A game plugs in through its typed adapter (:class:`games.adapter.GameAdapter`). The round's
+state is never stored: it is rebuilt on every action by replaying the recorded decisions
+from the seed, so a round resumes with the same cards after any crash or restart. Every
+method works inside the caller's unit of work; nothing here saves.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any, TypeVar
 
-from eventsourcing.domain import Aggregate
+from games.adapter import GameAdapter, replay_recorded
+from games.errors import InvalidDecision
+from ledger.accounts import GameSession
+from ledger.commands import Decide, StartRound
+from ledger.contracts import RoundStatus
+from ledger.errors import AutoCompletionFailed, InvalidRequest
+from ledger.keys import Keyring
+from ledger.rounds import Round, commitment, new_game_code, round_id_for, seal_seed, unseal_seed
+from ledger.unit_of_work import UnitOfWork
 
-from ledger.accounts import Account, GameSession
-from ledger.errors import InvalidRequest, RoundNotFound
-from ledger.rounds import (
-    Round,
-    commitment,
-    new_game_code,
-    round_id_for,
-    seal_seed,
-    unseal_seed,
-)
-
-if TYPE_CHECKING:
-    from ledger.casino import Casino
-
+P = TypeVar("P")
+S = TypeVar("S")
+D = TypeVar("D")
 Result = dict[str, Any]
-
-
-class GameAdapter(Protocol):
-    game: str
-    code_prefix: str
-
-    def describe(self, params: dict[str, Any]) -> tuple[str, str, str]:
-        """(variant, rules version, paytable id) of a round with these params."""
-
-    def stake_of(self, params: dict[str, Any]) -> int: ...
-
-    def start(self, params: dict[str, Any], seed: bytes) -> Any: ...
-
-    def apply(
-        self, params: dict[str, Any], state: Any, decision: list[Any], seed: bytes
-    ) -> Any: ...
-
-    def replay(self, params: dict[str, Any], decisions: list[list[Any]], seed: bytes) -> Any: ...
-
-    def default_decision(self, state: Any) -> list[Any]: ...
-
-    def staked(self, state: Any) -> int: ...
-
-    def settled(self, state: Any) -> bool: ...
-
-    def payout(self, state: Any) -> int: ...
-
-    def outcome(self, state: Any) -> str: ...
-
-    def view(self, state: Any) -> dict[str, Any]: ...
+Clock = Callable[[], datetime]
+SeedSource = Callable[[], bytes]
+AnyAdapter = GameAdapter[Any, Any, Any]
+"""An adapter looked up by a round's recorded game name: its types are the game's own."""
+MAX_AUTOMATIC_STEPS = 100
+"""More default decisions than any game needs to end a round (a double-up pick is the
+longest chain); reaching it means the game's default action does not end its rounds."""
 
 
 def round_result(rnd: Round, balance: int) -> Result:
@@ -77,140 +52,111 @@ def round_result(rnd: Round, balance: int) -> Result:
     }
 
 
-class RoundCommands:
-    """Mixed into :class:`~ledger.casino.Casino`."""
+class Rounds:
+    """Round lifecycle over the games in ``adapters`` (name -> adapter)."""
 
-    adapters: dict[str, GameAdapter]
+    def __init__(
+        self,
+        adapters: Mapping[str, AnyAdapter],
+        keyring: Keyring,
+        clock: Clock,
+        seed_source: SeedSource,
+    ) -> None:
+        self.adapters = adapters
+        self.keyring = keyring
+        self.clock = clock
+        self.seed_source = seed_source
 
-    def _seed_of(self: Casino, rnd: Round) -> bytes:  # type: ignore[misc]  # mixin method typed against the composed Casino
+    def adapter_of(self, rnd: Round) -> AnyAdapter:
+        return self.adapters[rnd.game]
+
+    def seed_of(self, rnd: Round) -> bytes:
         key = self.keyring.sealing_keys[rnd.sealing_kid]
         return unseal_seed(key, rnd.id, rnd.sealed_seed)
 
-    def find_round(self: Casino, code: str) -> Round:  # type: ignore[misc]  # mixin method typed against the composed Casino
-        if not isinstance(code, str) or not code:
-            raise RoundNotFound("a game code is required")
-        rnd = self.find(Round, round_id_for(code))
+    def state_of(self, adapter: GameAdapter[P, S, D], rnd: Round) -> S:
+        return replay_recorded(adapter, rnd.params, rnd.decisions, self.seed_of(rnd))
+
+    def open_round(self, uow: UnitOfWork, session: GameSession) -> Round | None:
+        return None if session.open_round is None else uow.round(session.open_round)
+
+    def start(
+        self, uow: UnitOfWork, session: GameSession, adapter: GameAdapter[P, S, D], params: P
+    ) -> Result:
+        session.check_idle()
+        stake = adapter.stake_of(params)  # validates the bet against the rules
+        session.check_debit(stake)
+        # One seed per command: a retried attempt (version conflict, code clash) deals the
+        # same cards, so a deterministic seed source stays in step with the rounds.
+        seed = uow.once("seed", self.seed_source)
+        state = adapter.start(params, seed)
+        now = self.clock()
+        terms = adapter.terms(params)
+        code = new_game_code(terms.code_prefix, now)
+        rnd = Round(
+            code=code,
+            game=adapter.game,
+            variant=terms.variant,
+            rules_version=terms.rules_version,
+            paytable_id=terms.paytable_id,
+            session_id=str(session.id),
+            player_id=session.player_id,
+            currency=session.currency,
+            stake=stake,
+            params=adapter.write_params(params),
+            started_at=now.isoformat(timespec="milliseconds"),
+            commitment=commitment(seed),
+            sealed_seed=seal_seed(self.keyring.sealing_key, round_id_for(code), seed),
+            sealing_kid=self.keyring.sealing_kid,
+            view=adapter.view(state),
+        )
+        uow.add(rnd)
+        session.stake(code, stake)
+        session.round_opened(code)
+        self._maybe_settle(adapter, session, rnd, state, seed)
+        return round_result(rnd, session.balance)
+
+    def playing(self, uow: UnitOfWork, session: GameSession, game: str) -> Round:
+        """The session's open round, which must be of ``game``."""
+        session.check_open()
+        rnd = self.open_round(uow, session)
         if rnd is None:
-            raise RoundNotFound(f"no round with game code {code!r}", game_code=code)
+            raise InvalidRequest("no round is open in this session", session_id=session.id)
+        if rnd.game != game:
+            raise InvalidDecision(f"the open round {rnd.code} is {rnd.game}, not {game}")
         return rnd
 
-    def open_round(self: Casino, session_id: str) -> Round | None:  # type: ignore[misc]  # mixin method typed against the composed Casino
-        session = self._session(session_id)
-        if session.open_round is None:
-            return None
-        return self.find_round(session.open_round)
-
-    def start_round(  # type: ignore[misc]  # mixin method typed against the composed Casino
-        self: Casino,
-        request_id: str,
-        scope: str,
-        session_id: str,
-        game: str,
-        params: dict[str, Any] | Callable[[GameSession], dict[str, Any]],
-        command: str,
-    ) -> Result:
-        """``params`` may be a function of the session (e.g. "repeat" the last bet); then
-        the request body is just the session, so a retry is recognised however the
-        session's last bet has moved on since."""
-        adapter = self.adapters[game]
-        # One seed per request: a retried attempt (version conflict, code clash) deals the
-        # same cards, so a deterministic seed source stays in step with the rounds.
-        seeds: list[bytes] = []
-        round_params = params if callable(params) else (lambda _: params)
-        body = {} if callable(params) else params
-
-        def action() -> tuple[list[Aggregate], Result]:
-            session = self._session(session_id)
-            session.check_idle()
-            params = round_params(session)
-            stake = adapter.stake_of(params)  # validates the bet against the rules
-            session.check_debit(stake)
-            if not seeds:
-                seeds.append(self.seed_source())
-            seed = seeds[0]
-            state = adapter.start(params, seed)
-            now = datetime.now(UTC)
-            prefix = getattr(adapter, "prefix", lambda _: adapter.code_prefix)(params)
-            code = new_game_code(prefix, now)
-            rid = round_id_for(code)
-            variant, rules_version, paytable_id = adapter.describe(params)
-            rnd = Round(
-                code=code,
-                game=game,
-                variant=variant,
-                rules_version=rules_version,
-                paytable_id=paytable_id,
-                session_id=str(session.id),
-                player_id=session.player_id,
-                currency=session.currency,
-                stake=stake,
-                params=params,
-                started_at=now.isoformat(timespec="milliseconds"),
-                commitment=commitment(seed),
-                sealed_seed=seal_seed(self.keyring.sealing_key, rid, seed),
-                sealing_kid=self.keyring.sealing_kid,
-                view=adapter.view(state),
-            )
-            session.stake(code, stake)
-            session.round_opened(code)
-            self._maybe_settle(adapter, session, rnd, state, seed)
-            return [session, rnd], round_result(rnd, session.balance)
-
-        return self.command(
-            scope, request_id, command, {"session_id": str(session_id), **body}, action
-        )
-
-    def act(  # type: ignore[misc]  # mixin method typed against the composed Casino
-        self: Casino,
-        request_id: str,
-        scope: str,
-        session_id: str,
-        decision: list[Any],
-        command: str,
+    def act(
+        self,
+        session: GameSession,
+        rnd: Round,
+        adapter: GameAdapter[P, S, D],
+        decision: D,
         automatic: bool = False,
     ) -> Result:
-        def action() -> tuple[list[Aggregate], Result]:
-            session = self._session(session_id)
-            session.check_open()
-            if session.open_round is None:
-                raise InvalidRequest("no round is open in this session", session_id=session_id)
-            rnd = self.find_round(session.open_round)
-            self._act_on(session, rnd, decision, automatic)
-            return [session, rnd], round_result(rnd, session.balance)
-
-        return self.command(
-            scope,
-            request_id,
-            command,
-            {"session_id": str(session_id), "decision": decision},
-            action,
-        )
-
-    def _act_on(  # type: ignore[misc]  # mixin method typed against the composed Casino
-        self: Casino, session: GameSession, rnd: Round, decision: list[Any], automatic: bool
-    ) -> None:
         rnd.check_open()
-        adapter = self.adapters[rnd.game]
-        seed = self._seed_of(rnd)
-        state = adapter.replay(rnd.params, rnd.decisions, seed)
-        new_state = adapter.apply(rnd.params, state, decision, seed)
+        seed = self.seed_of(rnd)
+        state = replay_recorded(adapter, rnd.params, rnd.decisions, seed)
+        params = adapter.read_params(rnd.params)
+        new_state = adapter.apply(params, state, decision, seed)
         added = adapter.staked(new_state) - adapter.staked(state)
         if added:
             session.stake(rnd.code, added)
         rnd.acted(
-            decision=list(decision),
+            decision=adapter.write_decision(decision),
             automatic=automatic,
             stake_added=added,
             view=adapter.view(new_state),
         )
         self._maybe_settle(adapter, session, rnd, new_state, seed)
+        return round_result(rnd, session.balance)
 
-    def _maybe_settle(  # type: ignore[misc]  # mixin method typed against the composed Casino
-        self: Casino,
-        adapter: GameAdapter,
+    def _maybe_settle(
+        self,
+        adapter: GameAdapter[P, S, D],
         session: GameSession,
         rnd: Round,
-        state: Any,
+        state: S,
         seed: bytes,
     ) -> None:
         if not adapter.settled(state):
@@ -227,65 +173,91 @@ class RoundCommands:
             session.credit_win(rnd.code, payout)
         session.round_closed(rnd.code, {"game": rnd.game, "params": dict(rnd.params)})
 
-    def complete_with_default(self: Casino, session: GameSession) -> Round | None:  # type: ignore[misc]  # mixin method typed against the composed Casino
-        """Finish an open round with the engine's default action(s), recorded as automatic."""
-        if session.open_round is None:
+    def complete_with_default(self, uow: UnitOfWork, session: GameSession) -> Round | None:
+        """Finish an open round with the game's default action(s), recorded as automatic.
+        Raises :class:`AutoCompletionFailed` if the round is still open after
+        ``MAX_AUTOMATIC_STEPS`` (nothing is saved then)."""
+        rnd = self.open_round(uow, session)
+        if rnd is None:
             return None
-        rnd = self.find_round(session.open_round)
-        adapter = self.adapters[rnd.game]
-        seed = self._seed_of(rnd)
-        for _ in range(100):
-            if rnd.status != "open":
-                break
-            state = adapter.replay(rnd.params, rnd.decisions, seed)
-            self._act_on(session, rnd, adapter.default_decision(state), automatic=True)
-        return rnd
+        adapter = self.adapter_of(rnd)
+        for _ in range(MAX_AUTOMATIC_STEPS):
+            if rnd.status != RoundStatus.OPEN:
+                return rnd
+            state = self.state_of(adapter, rnd)
+            self.act(session, rnd, adapter, adapter.default_decision(state), automatic=True)
+        if rnd.status != RoundStatus.OPEN:
+            return rnd
+        raise AutoCompletionFailed(
+            f"round {rnd.code} still open after {MAX_AUTOMATIC_STEPS} default actions",
+            game_code=rnd.code,
+        )
 
-    def void_round(  # type: ignore[misc]  # mixin method typed against the composed Casino
-        self: Casino, request_id: str, code: str, reason: str, incident_id: str
-    ) -> Result:
+    def void(self, uow: UnitOfWork, code: str, reason: str, incident_id: str) -> Result:
         """Operator command after a malfunction: refund every stake, reverse any credited
         win, reveal the seed. Idempotent: voiding a voided round returns its void."""
-        if not isinstance(reason, str) or not reason.strip():
-            raise InvalidRequest("a void needs a reason")
-        if not isinstance(incident_id, str) or not incident_id.strip():
-            raise InvalidRequest("a void needs an incident id")
-
-        def action() -> tuple[list[Aggregate], Result]:
-            rnd = self.find_round(code)
-            session = self._session(rnd.session_id)
-            if rnd.status == "voided":
-                return [], {**round_result(rnd, session.balance), "already_voided": True}
-            reversed_win = rnd.win_credited
-            touched: list[Aggregate] = [session, rnd]
-            if session.closed:
-                # The session's balance already went back to the account: adjust there.
-                account: Account = self.repository.get(session.account_id)
-                if rnd.staked:
-                    account.refund_round(rnd.code, rnd.staked)
-                if reversed_win:
-                    account.reverse_round_win(rnd.code, reversed_win)
-                touched.append(account)
-            else:
-                if rnd.staked:
-                    session.refund(rnd.code, rnd.staked)
-                if reversed_win:
-                    session.reverse_win(rnd.code, reversed_win)
-            rnd.voided(
-                reason=reason,
-                incident_id=incident_id,
-                refunded=rnd.staked,
-                reversed_win=reversed_win,
-                seed=self._seed_of(rnd).hex(),
-            )
-            if session.open_round == rnd.code:
-                session.round_closed(rnd.code, None)
-            return touched, {**round_result(rnd, session.balance), "already_voided": False}
-
-        return self.command(
-            "operator",
-            request_id,
-            "void",
-            {"code": code, "reason": reason, "incident_id": incident_id},
-            action,
+        rnd = uow.round(code)
+        session = uow.session(rnd.session_id)
+        if rnd.status == RoundStatus.VOIDED:
+            return {**round_result(rnd, session.balance), "already_voided": True}
+        reversed_win = rnd.win_credited
+        if session.closed:
+            # The session's balance already went back to the account: adjust there.
+            account = uow.account_by_id(session.account_id)
+            if rnd.staked:
+                account.refund_round(rnd.code, rnd.staked)
+            if reversed_win:
+                account.reverse_round_win(rnd.code, reversed_win)
+        else:
+            if rnd.staked:
+                session.refund(rnd.code, rnd.staked)
+            if reversed_win:
+                session.reverse_win(rnd.code, reversed_win)
+        rnd.voided(
+            reason=reason,
+            incident_id=incident_id,
+            refunded=rnd.staked,
+            reversed_win=reversed_win,
+            seed=self.seed_of(rnd).hex(),
         )
+        if session.open_round == rnd.code:
+            session.round_closed(rnd.code, None)
+        return {**round_result(rnd, session.balance), "already_voided": False}
+
+
+class AnyGame:
+    """Handlers of the game-neutral commands: a game added through the registry needs no
+    handler code of its own (its adapter reads its params and decisions)."""
+
+    def __init__(self, rounds: Rounds, dedicated: Mapping[str, str]) -> None:
+        self.rounds = rounds
+        self.dedicated = dedicated
+        """Games with their own commands (name -> where): their rounds start only there,
+        since part of their params is the table's, not the player's (Red Dog's limits)."""
+
+    def _adapter(self, game: object) -> AnyAdapter:
+        adapter = self.rounds.adapters.get(game) if isinstance(game, str) else None
+        if isinstance(game, str) and game in self.dedicated:
+            raise InvalidRequest(f"{game} is played with its own commands: {self.dedicated[game]}")
+        if adapter is None:
+            raise InvalidRequest(
+                f"no game {game!r} (expected one of {sorted(self.rounds.adapters)})"
+            )
+        return adapter
+
+    def start(self, uow: UnitOfWork, cmd: StartRound) -> Result:
+        adapter = self._adapter(cmd.game)
+        if not isinstance(cmd.params, Mapping):
+            raise InvalidRequest(f"the params of a {cmd.game} round are a JSON object")
+        session = uow.session(cmd.session_id)
+        try:
+            params = adapter.read_params(cmd.params)
+        except (KeyError, TypeError, ValueError) as e:
+            raise InvalidRequest(f"invalid params for {cmd.game}: {e!r}") from None
+        return self.rounds.start(uow, session, adapter, params)
+
+    def decide(self, uow: UnitOfWork, cmd: Decide) -> Result:
+        adapter = self._adapter(cmd.game)
+        session = uow.session(cmd.session_id)
+        rnd = self.rounds.playing(uow, session, cmd.game)
+        return self.rounds.act(session, rnd, adapter, adapter.read_decision(cmd.decision()))

@@ -10,18 +10,20 @@ import threading
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
+from ledger import contracts
 from ledger.checkpoints import iter_notifications
+from ledger.contracts import RoundStatus
 from ledger.errors import RoundNotFound
 from ledger.rounds import round_id_for
 
 if TYPE_CHECKING:
-    from ledger.casino import Casino
+    from ledger.ports import LogApp
 
-ROUND_TOPIC = "croupier/round/"
+ROUND_TOPIC = contracts.ROUND_PREFIX
 
 
 class History:
-    def __init__(self, app: Casino) -> None:
+    def __init__(self, app: LogApp) -> None:
         self.app = app
         self._lock = threading.Lock()
         self._last = 0
@@ -38,7 +40,7 @@ class History:
                     self._apply(note.topic, self.app.mapper.to_domain_event(note))
 
     def _apply(self, topic: str, e: Any) -> None:
-        if topic == "croupier/round/started@1":
+        if topic == contracts.ROUND_STARTED:
             self._rounds[e.code] = {
                 "code": e.code,
                 "game": e.game,
@@ -50,7 +52,7 @@ class History:
                 "stakes": e.stake,
                 "wins": 0,
                 "outcome": "open",
-                "status": "open",
+                "status": RoundStatus.OPEN,
                 "currency": e.currency,
             }
             self._code_by_id[e.originator_id] = e.code
@@ -61,14 +63,14 @@ class History:
         if code is None:
             return
         r = self._rounds[code]
-        if topic == "croupier/round/acted@1":
+        if topic == contracts.ROUND_ACTED:
             r["stakes"] += e.stake_added
-        elif topic == "croupier/round/settled@1":
-            r.update(wins=e.payout, outcome=e.outcome, status="settled")
-        elif topic == "croupier/round/voided@1":
+        elif topic == contracts.ROUND_SETTLED:
+            r.update(wins=e.payout, outcome=e.outcome, status=RoundStatus.SETTLED)
+        elif topic == contracts.ROUND_VOIDED:
             r.update(
                 outcome="voided",
-                status="voided",
+                status=RoundStatus.VOIDED,
                 wins=0,
                 void_reason=e.reason,
                 incident_id=e.incident_id,

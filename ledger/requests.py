@@ -14,6 +14,7 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
+from ledger import contracts
 from ledger.accounts import NAMESPACE
 from ledger.errors import InvalidRequest
 
@@ -38,16 +39,16 @@ def body_digest(command: str, body: dict[str, Any]) -> str:
 
 
 class Request(Aggregate):
-    TOPIC = "croupier/request@1"
+    TOPIC = contracts.REQUEST
 
     class Created(Aggregate.Created):  # unused; the library requires a topic
-        TOPIC = "croupier/request/created@1"
+        TOPIC = contracts.REQUEST_CREATED
 
     @staticmethod
     def create_id(scope: str, request_id: str) -> UUID:
         return request_aggregate_id(scope, request_id)
 
-    @event("Accepted", topic="croupier/request/accepted@1")
+    @event("Accepted", topic=contracts.REQUEST_ACCEPTED)
     def __init__(
         self, scope: str, request_id: str, command: str, digest: str, result: dict[str, Any]
     ) -> None:

@@ -18,7 +18,9 @@ from uuid import UUID, uuid5
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from eventsourcing.domain import Aggregate, event
 
+from ledger import contracts
 from ledger.accounts import NAMESPACE
+from ledger.contracts import RoundStatus
 from ledger.errors import RoundNotOpen
 
 _CODE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford base32: no I, L, O, U
@@ -57,16 +59,16 @@ def unseal_seed(key: bytes, round_id: UUID, sealed: str) -> bytes:
 
 
 class Round(Aggregate):
-    TOPIC = "croupier/round@1"
+    TOPIC = contracts.ROUND
 
     class Created(Aggregate.Created):  # unused; the library requires a topic
-        TOPIC = "croupier/round/created@1"
+        TOPIC = contracts.ROUND_CREATED
 
     @staticmethod
     def create_id(code: str) -> UUID:
         return round_id_for(code)
 
-    @event("Started", topic="croupier/round/started@1")
+    @event("Started", topic=contracts.ROUND_STARTED)
     def __init__(
         self,
         code: str,
@@ -102,17 +104,17 @@ class Round(Aggregate):
         self.sealing_kid = sealing_kid
         self.decisions: list[list[Any]] = []
         self.view = dict(view)
-        self.status = "open"
+        self.status = RoundStatus.OPEN
         self.payout = 0
         self.win_credited = 0
         self.seed: str | None = None
         self.outcome: str | None = None
 
     def check_open(self) -> None:
-        if self.status != "open":
+        if self.status != RoundStatus.OPEN:
             raise RoundNotOpen(f"round {self.code} is {self.status}", game_code=self.code)
 
-    @event("Acted", topic="croupier/round/acted@1")
+    @event("Acted", topic=contracts.ROUND_ACTED)
     def acted(
         self, decision: list[Any], automatic: bool, stake_added: int, view: dict[str, Any]
     ) -> None:
@@ -120,29 +122,25 @@ class Round(Aggregate):
         self.staked += stake_added
         self.view = dict(view)
 
-    @event("Settled", topic="croupier/round/settled@1")
+    @event("Settled", topic=contracts.ROUND_SETTLED)
     def settled(
         self, payout: int, outcome: str, staked: int, seed: str, view: dict[str, Any]
     ) -> None:
-        self.status = "settled"
+        self.status = RoundStatus.SETTLED
         self.payout = payout
         self.win_credited = payout
         self.outcome = outcome
         self.seed = seed
         self.view = dict(view)
 
-    @event("Voided", topic="croupier/round/voided@1")
+    @event("Voided", topic=contracts.ROUND_VOIDED)
     def voided(
         self, reason: str, incident_id: str, refunded: int, reversed_win: int, seed: str
     ) -> None:
-        self.status = "voided"
+        self.status = RoundStatus.VOIDED
         self.outcome = "voided"
         self.seed = seed
         self.void_reason = reason
         self.incident_id = incident_id
         self.refunded = refunded
         self.reversed_win = reversed_win
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")

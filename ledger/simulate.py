@@ -20,6 +20,7 @@ from games.cards import Card
 from games.red_dog.engine import DecisionKind
 from games.rtp import Tally
 from games.simulate import Plan, RedDogPlan, RoundSeeds, choose_holds, choose_raise
+from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.keys import Keyring
 from ledger.settings import Settings
@@ -29,7 +30,7 @@ CURRENCY = "EUR"
 
 def open_casino(settings: Settings, keyring: Keyring | None, master: bytes) -> Casino:
     """A Casino whose rounds are seeded by ``RoundSeeds(master)`` instead of the CSPRNG."""
-    return Casino(settings, keyring, seed_source=RoundSeeds(master))
+    return bootstrap(settings, keyring, seed_source=RoundSeeds(master))
 
 
 def simulate_on_ledger(app: Casino, plans: Sequence[Plan], player_id: str = "sim") -> list[Tally]:

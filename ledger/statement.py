@@ -105,7 +105,8 @@ class StatementBook:
         own = f"{ledger}:{originator_id}"
         session = next((n for n in (own, src, dst) if n.startswith("session:")), None)
         event = topic.rsplit("/", 1)[-1].split("@")[0]
-        code = doc.get("round_code") or doc.get("round_id")
+        # Session events name the round by game_code since class_version 2 (round_id before).
+        code = doc.get("round_code") or doc.get("game_code") or doc.get("round_id")
         self._lines[player].append(
             Line(
                 seq=seq,

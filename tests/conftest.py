@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.keys import Keyring
 from ledger.settings import Settings
@@ -63,7 +64,7 @@ class Store:
         return Settings(**values)  # type: ignore[arg-type]
 
     def open(self, **overrides: object) -> Casino:
-        app = Casino(self.settings(**overrides), keyring=self.keyring)
+        app = bootstrap(self.settings(**overrides), keyring=self.keyring)
         self.apps.append(app)
         return app
 
@@ -140,8 +141,17 @@ def seeded(store: Store) -> Seeded:
     from tests.helpers import ChosenSeeds
 
     def open_with(*seeds: bytes) -> Casino:
-        app = Casino(store.settings(), keyring=store.keyring, seed_source=ChosenSeeds(*seeds))
+        app = bootstrap(store.settings(), keyring=store.keyring, seed_source=ChosenSeeds(*seeds))
         store.apps.append(app)
         return app
 
     return open_with
+
+
+@pytest.fixture(name="open_session")
+def open_session_fixture() -> Callable[..., str]:
+    """``open_session(app, player="ann", buy_in=20_000, deposit=1_000_000)``: a funded
+    game session (account, deposit, buy-in), the same for every game's tests."""
+    from tests.helpers import open_session
+
+    return open_session

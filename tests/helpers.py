@@ -25,6 +25,15 @@ class ChosenSeeds:
         return self.seeds.pop(0) if self.seeds else os.urandom(32)
 
 
+def open_session(
+    app: Any, player: str = "ann", buy_in: int = 20_000, deposit: int = 1_000_000
+) -> str:
+    """The one way tests open a funded game session: account, deposit, buy-in."""
+    app.open_account(f"open-{player}", player, "EUR")
+    app.deposit(f"deposit-{player}", player, deposit)
+    return str(app.open_session(f"buy-in-{player}", player, buy_in)["session_id"])
+
+
 def raw_rows(store: Store) -> list[tuple[Any, ...]]:
     """Every stored event row, in notification order, exactly as the database holds it."""
     key = "rowid" if store.database_url is None else "notification_id"

@@ -35,11 +35,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 from fractions import Fraction
 from itertools import permutations
 
 from games.cards import full_deck
+from games.percent import as_percent as as_percent  # re-exported (catalogue, doctest above)
 from games.red_dog.engine import PAYS, THREE_OF_A_KIND_PAYS, Outcome, outcome_for, payout_for
 
 SPREADS = tuple(range(1, 12))
@@ -199,20 +199,3 @@ def _check_policy(raise_spreads: frozenset[int]) -> None:
     # seed 003: a raise is only offered once a spread of 1..11 is shown.
     if not raise_spreads <= set(SPREADS):
         raise ValueError(f"raises are only possible on spreads 1..11, got {sorted(raise_spreads)}")
-
-
-def to_decimal(value: Fraction, places: int = 6) -> Decimal:
-    """``value`` rounded half-even to ``places`` decimal places.
-
-    >>> to_decimal(Fraction(2, 3), 4)
-    Decimal('0.6667')
-    """
-    with localcontext() as ctx:
-        ctx.prec = 60
-        exact = Decimal(value.numerator) / Decimal(value.denominator)
-        return exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_EVEN)
-
-
-def as_percent(value: Fraction, places: int = 4) -> Decimal:
-    """``value`` as a percentage, e.g. ``Decimal('96.8389')``."""
-    return to_decimal(value * 100, places)

@@ -334,13 +334,13 @@ def bet_one(coins: int) -> int:
     return coins % MAX_COINS + 1
 
 
-def normalize_holds(holds: Iterable[object]) -> tuple[int, ...]:
+def normalize_holds(holds: object) -> tuple[int, ...]:
     """Holds as sorted positions, or :class:`InvalidHolds` saying why not.
 
     >>> normalize_holds([4, 0])
     (0, 4)
     """
-    if isinstance(holds, str | bytes):
+    if isinstance(holds, str | bytes) or not isinstance(holds, Iterable):
         raise InvalidHolds(f"holds must be card positions, got {holds!r}")
     try:
         positions = list(holds)
@@ -417,7 +417,7 @@ def deal(variant: Variant, coin_value: int, coins: int, lines: int, seed: bytes)
 # --- draw -------------------------------------------------------------------------------
 
 
-def verify_draw(state: VideoPokerState, holds: Iterable[object], seed: bytes | None = None) -> None:
+def verify_draw(state: VideoPokerState, holds: object, seed: bytes | None = None) -> None:
     """Raise a typed error saying why the player cannot draw with ``holds`` now. With
     ``seed``, also check that it re-derives the dealt cards."""
     require_phase(state, "draw", Phase.DEALT)
@@ -426,7 +426,7 @@ def verify_draw(state: VideoPokerState, holds: Iterable[object], seed: bytes | N
         check_seed(state, seed)
 
 
-def can_draw(state: VideoPokerState, holds: Iterable[object], seed: bytes | None = None) -> bool:
+def can_draw(state: VideoPokerState, holds: object, seed: bytes | None = None) -> bool:
     try:
         verify_draw(state, holds, seed)
     except GameRuleError:

@@ -25,7 +25,7 @@ from games.red_dog.engine import Outcome, outcome_for, shuffled_deck
 from games.rtp import Tally
 from games.simulate import Play, RedDogPlan, VideoPokerPlan, round_seed
 from ledger import envelope
-from ledger.casino import Casino
+from ledger.bootstrap import bootstrap
 from ledger.simulate import open_casino, simulate_on_ledger
 from tests.conftest import Store, _make_store
 
@@ -213,7 +213,7 @@ def test_returns_far_above_the_certified_figure_are_a_finding(
         return outcome_for(first, second, third) is Outcome.WIN
 
     rigged = iter([s for s in (round_seed(MASTER, i) for i in range(400)) if wins(s)][:40])
-    app = Casino(sqlite_store.settings(), sqlite_store.keyring, seed_source=rigged.__next__)
+    app = bootstrap(sqlite_store.settings(), sqlite_store.keyring, seed_source=rigged.__next__)
     try:
         simulate_on_ledger(app, [RedDogPlan(rounds=40, bet=200)])
     finally:

@@ -24,7 +24,9 @@ from games.errors import (
 )
 from games.errors import InvalidAmount as GameInvalidAmount
 from games.red_dog.engine import DEFAULT_RULES, shuffled_deck, spread_of
+from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
+from ledger.commands import red_dog_command
 from ledger.errors import (
     IdempotencyConflict,
     InsufficientFunds,
@@ -36,6 +38,7 @@ from ledger.errors import (
 )
 from tests.conftest import Store
 from tests.helpers import ChosenSeeds, assert_refused
+from tests.helpers import open_session as open_funded_session
 
 BUY_IN = 20_000
 BET = 200
@@ -60,7 +63,7 @@ def spread_seed(n: int = 0) -> bytes:
 @pytest.fixture
 def app(store: Store) -> Casino:
     """A Casino on the store whose rounds all show a spread: the player must raise or see."""
-    casino = Casino(
+    casino = bootstrap(
         store.settings(),
         keyring=store.keyring,
         seed_source=ChosenSeeds(*(spread_seed(i) for i in range(8))),
@@ -70,9 +73,7 @@ def app(store: Store) -> Casino:
 
 
 def open_session(app: Casino, player: str = "ann", buy_in: int = BUY_IN) -> str:
-    app.open_account(f"open-{player}", player, "EUR")
-    app.deposit(f"deposit-{player}", player, 100_000)
-    return str(app.open_session(f"buy-in-{player}", player, buy_in)["session_id"])
+    return open_funded_session(app, player, buy_in, deposit=100_000)
 
 
 def open_round(app: Casino, sid: str, bet: int = BET, rid: str = "bet") -> dict[str, Any]:
@@ -228,12 +229,10 @@ def test_a_malformed_decision_is_refused(store: Store, app: Casino) -> None:
         assert_refused(
             store,
             InvalidDecision,
-            app.act,
+            lambda rid, sid, d: app.command(rid, red_dog_command(sid, d)),
             f"act-{decision!r}",
-            f"session:{sid}",
             sid,
             decision,
-            "red_dog_act",
         )
 
 

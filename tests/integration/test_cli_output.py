@@ -17,7 +17,7 @@ from rich.console import Console
 
 import audit_cli.main as cli
 from ledger.accounts import account_id_for
-from ledger.casino import Casino
+from ledger.bootstrap import bootstrap
 from ledger.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,7 +27,7 @@ PLAYER = "investigated-player-with-a-long-name"
 @pytest.fixture
 def log(tmp_path: Path) -> dict[str, Any]:
     """A store with generated keys beside it (so every command finds them) and 3 rounds."""
-    app = Casino(Settings(data_dir=tmp_path))
+    app = bootstrap(Settings(data_dir=tmp_path))
     try:
         app.open_account("o", PLAYER, "EUR")
         app.deposit("d", PLAYER, 100_000)

@@ -20,12 +20,14 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives import serialization
 
+from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.errors import InsufficientFunds, SessionClosed
 from ledger.keys import Keyring, load_private_key
 from ledger.settings import Settings
 from tests.conftest import PG_URL, Store
 from tests.integration.test_ledger_rules import count_topic
+from tests.money import stake
 
 STAKE_DEBITED = "croupier/session/stake-debited@1"
 STAKE = 10
@@ -39,7 +41,7 @@ Outcome = tuple[str, Any]  # ("ok", new balance) | ("insufficient", "") | ("erro
 
 def attempt_stake(app: Casino, session_id: str, n: int) -> Outcome:
     try:
-        result = app.stake(f"stake-{n}", session_id, f"round-{n}", STAKE)
+        result = stake(app, f"stake-{n}", session_id, f"round-{n}", STAKE)
     except InsufficientFunds:
         return ("insufficient", "")
     except Exception as e:  # reported by the test as an unexpected outcome
@@ -131,7 +133,7 @@ def test_concurrent_buy_ins_never_overdraw_the_account(store: Store) -> None:
 def test_concurrent_closes_return_the_session_balance_once(store: Store) -> None:
     casinos = [store.open(), store.open()]
     sid = fund_session(casinos[0])
-    casinos[0].stake("stake", sid, "round-1", STAKE)
+    stake(casinos[0], "stake", sid, "round-1", STAKE)
 
     def close(app: Casino, n: int) -> Outcome:
         try:
@@ -187,7 +189,7 @@ def stake_in_a_process(
     results: Any,
 ) -> None:
     """Child process body: its own Casino on the shared schema, then the stakes."""
-    app = Casino(Settings(**settings), keyring=keyring_from_parts(parts))
+    app = bootstrap(Settings(**settings), keyring=keyring_from_parts(parts))
     try:
         ready.put(True)
         if not start.wait(timeout=60):
@@ -287,7 +289,7 @@ def start_together(settings: Settings, keyring: Keyring) -> list[str]:
     def start() -> None:
         barrier.wait()
         try:
-            app = Casino(settings, keyring=keyring)
+            app = bootstrap(settings, keyring=keyring)
         except Exception as e:  # collected: the test reports every failed start
             with lock:
                 errors.append(f"{type(e).__name__}: {e}")
@@ -315,7 +317,7 @@ def test_casinos_starting_at_the_same_moment_on_one_store_all_start(
     for _ in range(START_ROUNDS):
         with another_empty_store(store) as settings:
             if tables == "tables-exist":
-                Casino(settings, keyring=store.keyring).close()
+                bootstrap(settings, keyring=store.keyring).close()
             errors += start_together(settings, store.keyring)
 
     assert errors == []

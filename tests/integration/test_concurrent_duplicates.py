@@ -5,13 +5,13 @@ the original result."""
 import threading
 from pathlib import Path
 
-from ledger.casino import Casino
+from ledger.bootstrap import bootstrap
 from ledger.keys import Keyring
 from ledger.settings import Settings
 
 
 def test_concurrent_duplicates_of_a_deal_all_return_the_original_result(tmp_path: Path) -> None:
-    app = Casino(Settings(data_dir=tmp_path), keyring=Keyring.generate())
+    app = bootstrap(Settings(data_dir=tmp_path), keyring=Keyring.generate())
     try:
         app.open_account("open", "ann", "EUR")
         app.deposit("deposit", "ann", 100_000)

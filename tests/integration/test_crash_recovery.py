@@ -30,6 +30,7 @@ from audit_cli.rounds import check_round
 from audit_cli.rows import read_rows
 from audit_cli.verify import verify
 from games.red_dog.engine import shuffled_deck, spread_of
+from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.keys import Keyring
 from ledger.rounds import commitment
@@ -49,7 +50,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from ledger.casino import Casino
+from ledger.bootstrap import bootstrap
 from ledger.settings import Settings
 
 config = json.loads(Path(sys.argv[1]).read_text())
@@ -59,7 +60,7 @@ base, out, step = Path(config["base"]), Path(config["out"]), config["step"]
 def crash_during_the_step(data_dir: Path, cut: int) -> None:
     # A fake seed source: every fork deals the same cards, so each crash point of a bet
     # interrupts the same transaction.
-    app = Casino(
+    app = bootstrap(
         Settings(data_dir=data_dir, database_url=None),
         seed_source=lambda: bytes.fromhex(config["seed"]),
     )
@@ -112,7 +113,7 @@ print(json.dumps(crashes))
 
 def open_store(data_dir: Path) -> Casino:
     """The embedded default: SQLite in ``data_dir``, keys generated there on first run."""
-    return Casino(Settings(data_dir=data_dir, database_url=None))
+    return bootstrap(Settings(data_dir=data_dir, database_url=None))
 
 
 def bet_until_a_round_waits(app: Casino, sid: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from ledger.casino import Casino
 from ledger.errors import IdempotencyConflict
 from tests.conftest import Store
 from tests.integration.test_ledger_rules import raw_rows
+from tests.money import credit_win, refund, stake
 
 CHECKPOINT = "croupier/checkpoint/sealed@1"
 REPLAYS = 100
@@ -40,7 +41,7 @@ def prepare(app: Casino) -> str:
     app.open_account("open", "ann", "EUR")
     app.deposit("fund", "ann", 1_000)
     sid = str(app.open_session("buy-in", "ann", 400)["session_id"])
-    app.stake("stake-0", sid, "round-0", 10)
+    stake(app, "stake-0", sid, "round-0", 10)
     return sid
 
 
@@ -53,15 +54,15 @@ COMMANDS: dict[str, tuple[Callable[[Casino, str], Any], str]] = {
         "croupier/account/session-funded@1",
     ),
     "stake": (
-        lambda app, sid: app.stake("rid", sid, "round-1", 50),
+        lambda app, sid: stake(app, "rid", sid, "round-1", 50),
         "croupier/session/stake-debited@1",
     ),
     "credit_win": (
-        lambda app, sid: app.credit_win("rid", sid, "round-1", 50),
+        lambda app, sid: credit_win(app, "rid", sid, "round-1", 50),
         "croupier/session/win-credited@1",
     ),
     "refund": (
-        lambda app, sid: app.refund("rid", sid, "round-1", 50),
+        lambda app, sid: refund(app, "rid", sid, "round-1", 50),
         "croupier/session/refunded@1",
     ),
     "close_session": (

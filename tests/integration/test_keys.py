@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from audit_cli.main import main as audit_main
 from audit_cli.rows import read_rows
 from audit_cli.verify import verify
-from ledger.casino import Casino
+from ledger.bootstrap import bootstrap
 from ledger.keys import Keyring, KeyringError, load_public_keys
 from ledger.settings import Settings
 
@@ -22,7 +22,7 @@ from ledger.settings import Settings
 def test_first_run_generates_signing_and_sealing_keys_readable_only_by_owner(
     tmp_path: Path,
 ) -> None:
-    app = Casino(Settings(data_dir=tmp_path))
+    app = bootstrap(Settings(data_dir=tmp_path))
     app.close()
     keys = tmp_path / "keys"
     secrets = list(keys.glob("signing-*.pem")) + list(keys.glob("sealing-*.key"))
@@ -47,7 +47,7 @@ def test_key_generation_can_be_refused_in_production(tmp_path: Path) -> None:
 
 def test_rotation_keeps_rows_signed_before_it_verifiable(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path)
-    app = Casino(settings)
+    app = bootstrap(settings)
     app.open_account("a", "alice", "EUR")
     app.deposit("b", "alice", 100)
     app.close()
@@ -55,7 +55,7 @@ def test_rotation_keeps_rows_signed_before_it_verifiable(tmp_path: Path) -> None
     old = ring.signing_kid
     new = ring.rotate(settings.key_directory)
     assert new != old
-    app = Casino(settings)
+    app = bootstrap(settings)
     assert app.keyring.signing_kid == new
     app.deposit("c", "alice", 50)  # reads rows signed with the old key, writes with the new
     assert app.account_balance("alice") == 150
@@ -93,7 +93,7 @@ def test_a_signing_key_without_a_sealing_key_is_refused(
 def test_audit_cli_keys_exports_public_keys_with_fingerprints(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    Casino(Settings(data_dir=tmp_path)).close()
+    bootstrap(Settings(data_dir=tmp_path)).close()
     out = tmp_path / "public.json"
     assert audit_main(["keys", "--data-dir", str(tmp_path), "--out", str(out), "--json"]) == 0
     doc = json.loads(out.read_text())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ledger.casino import Casino
+from ledger.bootstrap import bootstrap
 from ledger.errors import RoundNotFound
 from ledger.keys import Keyring
 from ledger.settings import Settings
@@ -17,7 +17,7 @@ def test_an_error_about_a_round_keeps_its_error_code() -> None:
 
 
 def test_retrying_a_red_dog_repeat_after_a_later_bet_returns_the_original(tmp_path: Path) -> None:
-    app = Casino(Settings(data_dir=tmp_path), keyring=Keyring.generate())
+    app = bootstrap(Settings(data_dir=tmp_path), keyring=Keyring.generate())
     try:
         app.open_account("open", "ann", "EUR")
         app.deposit("deposit", "ann", 100_000)

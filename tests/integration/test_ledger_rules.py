@@ -28,6 +28,7 @@ from ledger.errors import (
 )
 from tests.conftest import Store
 from tests.helpers import assert_refused, raw_rows
+from tests.money import credit_win, refund, stake
 
 STAKE_DEBITED = "croupier/session/stake-debited@1"
 
@@ -126,15 +127,15 @@ def test_stakes_wins_and_refunds_move_the_session_balance(app: Casino) -> None:
     funded_player(app)
     sid = open_session(app, buy_in=400)
 
-    assert app.stake("k1", sid, "round-1", 100)["balance"] == 300
-    assert app.credit_win("w1", sid, "round-1", 250) == {
+    assert stake(app, "k1", sid, "round-1", 100)["balance"] == 300
+    assert credit_win(app, "w1", sid, "round-1", 250) == {
         "session_id": sid,
         "round_id": "round-1",
         "amount": 250,
         "balance": 550,
     }
-    assert app.stake("k2", sid, "round-2", 50)["balance"] == 500
-    assert app.refund("f2", sid, "round-2", 50)["balance"] == 550
+    assert stake(app, "k2", sid, "round-2", 50)["balance"] == 500
+    assert refund(app, "f2", sid, "round-2", 50)["balance"] == 550
     assert app.session_balance(sid) == 550
     assert app.account_balance("ann") == 600
 
@@ -143,15 +144,15 @@ def test_a_stake_may_use_the_whole_session_balance(app: Casino) -> None:
     funded_player(app)
     sid = open_session(app, buy_in=400)
 
-    assert app.stake("k1", sid, "round-1", 400)["balance"] == 0
+    assert stake(app, "k1", sid, "round-1", 400)["balance"] == 0
 
 
 def test_a_stake_above_the_session_balance_is_refused(store: Store, app: Casino) -> None:
     funded_player(app)
     sid = open_session(app, buy_in=400)
-    app.stake("k1", sid, "round-1", 300)
+    stake(app, "k1", sid, "round-1", 300)
 
-    err = assert_refused(store, InsufficientFunds, app.stake, "k2", sid, "round-2", 101)
+    err = assert_refused(store, InsufficientFunds, stake, app, "k2", sid, "round-2", 101)
 
     assert err.ids == {"session_id": sid}
     assert app.session_balance(sid) == 100
@@ -162,8 +163,8 @@ def test_closing_a_session_returns_its_final_balance_to_the_account(
 ) -> None:
     funded_player(app, deposit=1_000)
     sid = open_session(app, buy_in=400)
-    app.stake("k1", sid, "round-1", 100)
-    app.credit_win("w1", sid, "round-1", 300)
+    stake(app, "k1", sid, "round-1", 100)
+    credit_win(app, "w1", sid, "round-1", 300)
 
     result = app.close_session("c1", sid)
 
@@ -189,7 +190,7 @@ def test_closing_a_session_again_with_the_same_request_id_returns_the_original_r
 ) -> None:
     funded_player(app, deposit=1_000)
     sid = open_session(app, buy_in=400)
-    app.stake("k1", sid, "round-1", 100)
+    stake(app, "k1", sid, "round-1", 100)
     first = app.close_session("c1", sid)
     before = raw_rows(store)
 
@@ -203,7 +204,7 @@ def test_closing_a_session_again_with_the_same_request_id_returns_the_original_r
 def test_closing_a_session_with_nothing_left_returns_nothing(store: Store, app: Casino) -> None:
     funded_player(app, deposit=1_000)
     sid = open_session(app, buy_in=400)
-    app.stake("k1", sid, "round-1", 400)
+    stake(app, "k1", sid, "round-1", 400)
 
     result = app.close_session("c1", sid)
 
@@ -217,9 +218,9 @@ def test_money_commands_on_a_closed_session_are_refused(store: Store, app: Casin
     sid = open_session(app, buy_in=400)
     app.close_session("c1", sid)
 
-    assert_refused(store, SessionClosed, app.stake, "k1", sid, "round-1", 10)
-    assert_refused(store, SessionClosed, app.credit_win, "w1", sid, "round-1", 10)
-    assert_refused(store, SessionClosed, app.refund, "f1", sid, "round-1", 10)
+    assert_refused(store, SessionClosed, stake, app, "k1", sid, "round-1", 10)
+    assert_refused(store, SessionClosed, credit_win, app, "w1", sid, "round-1", 10)
+    assert_refused(store, SessionClosed, refund, app, "f1", sid, "round-1", 10)
     assert app.session_balance(sid) == 0
 
 
@@ -230,7 +231,7 @@ def test_a_closed_session_refuses_a_stake_as_closed_before_checking_funds(
     sid = open_session(app, buy_in=400)
     app.close_session("c1", sid)
 
-    assert_refused(store, SessionClosed, app.stake, "k1", sid, "round-1", 10_000)
+    assert_refused(store, SessionClosed, stake, app, "k1", sid, "round-1", 10_000)
 
 
 @pytest.mark.parametrize(
@@ -247,9 +248,9 @@ def test_commands_for_an_unknown_session_are_refused(
     funded_player(app)
     open_session(app)
 
-    assert_refused(store, SessionNotFound, app.stake, "k1", session_id, "round-1", 10)
-    assert_refused(store, SessionNotFound, app.credit_win, "w1", session_id, "round-1", 10)
-    assert_refused(store, SessionNotFound, app.refund, "f1", session_id, "round-1", 10)
+    assert_refused(store, SessionNotFound, stake, app, "k1", session_id, "round-1", 10)
+    assert_refused(store, SessionNotFound, credit_win, app, "w1", session_id, "round-1", 10)
+    assert_refused(store, SessionNotFound, refund, app, "f1", session_id, "round-1", 10)
     assert_refused(store, SessionNotFound, app.close_session, "c1", session_id)
     with pytest.raises(SessionNotFound):
         app.session_balance(session_id)
@@ -262,9 +263,9 @@ def test_session_money_commands_need_a_round_id(
     funded_player(app)
     sid = open_session(app)
 
-    assert_refused(store, InvalidRequest, app.stake, "k1", sid, round_id, 10)
-    assert_refused(store, InvalidRequest, app.credit_win, "w1", sid, round_id, 10)
-    assert_refused(store, InvalidRequest, app.refund, "f1", sid, round_id, 10)
+    assert_refused(store, InvalidRequest, stake, app, "k1", sid, round_id, 10)
+    assert_refused(store, InvalidRequest, credit_win, app, "w1", sid, round_id, 10)
+    assert_refused(store, InvalidRequest, refund, app, "f1", sid, round_id, 10)
 
 
 # -- amounts --------------------------------------------------------------------------
@@ -275,9 +276,9 @@ AMOUNT_COMMANDS: dict[str, Callable[[Casino, str, str, Any], Any]] = {
     "deposit": lambda app, rid, sid, amount: app.deposit(rid, "ann", amount),
     "withdraw": lambda app, rid, sid, amount: app.withdraw(rid, "ann", amount),
     "buy-in": lambda app, rid, sid, amount: app.open_session(rid, "ann", amount),
-    "stake": lambda app, rid, sid, amount: app.stake(rid, sid, "round-1", amount),
-    "credit_win": lambda app, rid, sid, amount: app.credit_win(rid, sid, "round-1", amount),
-    "refund": lambda app, rid, sid, amount: app.refund(rid, sid, "round-1", amount),
+    "stake": lambda app, rid, sid, amount: stake(app, rid, sid, "round-1", amount),
+    "credit_win": lambda app, rid, sid, amount: credit_win(app, rid, sid, "round-1", amount),
+    "refund": lambda app, rid, sid, amount: refund(app, rid, sid, "round-1", amount),
 }
 
 
@@ -310,9 +311,9 @@ def test_a_request_id_refused_for_lack_of_funds_can_be_used_again(
 ) -> None:
     funded_player(app)
     sid = open_session(app, buy_in=400)
-    assert_refused(store, InsufficientFunds, app.stake, "k1", sid, "round-1", 401)
+    assert_refused(store, InsufficientFunds, stake, app, "k1", sid, "round-1", 401)
 
-    assert app.stake("k1", sid, "round-1", 400)["balance"] == 0
+    assert stake(app, "k1", sid, "round-1", 400)["balance"] == 0
 
 
 @pytest.mark.parametrize("request_id", ["", "x" * 201, None, 7])
@@ -329,12 +330,12 @@ def test_the_same_request_id_with_a_different_body_is_refused(store: Store, app:
     funded_player(app)
     sid = open_session(app, buy_in=400)
     other = open_session(app, buy_in=100, rid="buy-in-2")
-    app.stake("k1", sid, "round-1", 100)
+    stake(app, "k1", sid, "round-1", 100)
 
-    assert_refused(store, IdempotencyConflict, app.stake, "k1", sid, "round-1", 101)
-    assert_refused(store, IdempotencyConflict, app.stake, "k1", sid, "round-2", 100)
-    assert_refused(store, IdempotencyConflict, app.stake, "k1", other, "round-1", 100)
-    assert_refused(store, IdempotencyConflict, app.credit_win, "k1", sid, "round-1", 100)
+    assert_refused(store, IdempotencyConflict, stake, app, "k1", sid, "round-1", 101)
+    assert_refused(store, IdempotencyConflict, stake, app, "k1", sid, "round-2", 100)
+    assert_refused(store, IdempotencyConflict, stake, app, "k1", other, "round-1", 100)
+    assert_refused(store, IdempotencyConflict, credit_win, app, "k1", sid, "round-1", 100)
     assert_refused(store, IdempotencyConflict, app.deposit, "k1", "ann", 100)
     assert_refused(store, IdempotencyConflict, app.close_session, "k1", sid)
     assert app.session_balance(sid) == 300
@@ -353,11 +354,11 @@ def test_the_same_request_id_with_the_same_body_returns_the_original_result(
 ) -> None:
     funded_player(app)
     sid = open_session(app, buy_in=400)
-    first = app.stake("k1", sid, "round-1", 100)
-    app.credit_win("w1", sid, "round-1", 50)
+    first = stake(app, "k1", sid, "round-1", 100)
+    credit_win(app, "w1", sid, "round-1", 50)
     before = raw_rows(store)
 
-    again = app.stake("k1", sid, "round-1", 100)
+    again = stake(app, "k1", sid, "round-1", 100)
 
     assert again == first
     assert again["balance"] == 300  # the balance recorded then, not the one now

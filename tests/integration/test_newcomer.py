@@ -137,10 +137,10 @@ def test_croupier_demo_run_twice_plays_a_second_session(
     tagged = _demo("--tag", "again")
     assert _demo("--tag", "again")["session"] == tagged["session"]
 
-    from ledger.casino import Casino
+    from ledger.bootstrap import bootstrap
     from ledger.settings import Settings
 
-    app = Casino(Settings())
+    app = bootstrap(Settings())
     try:
         buy_ins = [ln for ln in statements(app).lines("demo") if ln.kind == "buy-in"]
     finally:

@@ -30,6 +30,7 @@ from ledger.casino import Casino
 from ledger.errors import RoundNotFound, SessionBusy
 from ledger.rounds import round_id_for
 from tests.conftest import Seeded, Store
+from tests.helpers import open_session as open_funded_session
 from tests.helpers import raw_rows
 
 DEPOSIT = 100_000
@@ -75,9 +76,7 @@ def deals_a_loser(deck: list[Card]) -> bool:
 
 
 def open_session(app: Casino, player: str = "ann", buy_in: int = BUY_IN) -> str:
-    app.open_account(f"open-{player}", player, "EUR")
-    app.deposit(f"deposit-{player}", player, DEPOSIT)
-    return str(app.open_session(f"buy-in-{player}", player, buy_in)["session_id"])
+    return open_funded_session(app, player, buy_in, deposit=DEPOSIT)
 
 
 def play(app: Casino, sid: str, rid: str, bet: int = BET, raise_by: int = 0) -> dict[str, Any]:
@@ -109,7 +108,7 @@ def count_for_round(store: Store, topic: str, code: str) -> int:
         if r.topic != topic:
             continue
         doc = json.loads(envelope.decode(r.state).payload)
-        if r.originator_id == str(round_id_for(code)) or doc.get("round_id") == code:
+        if r.originator_id == str(round_id_for(code)) or doc.get("game_code") == code:
             n += 1
     return n
 

@@ -27,6 +27,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from api.auth import Credentials
 from api.viewer import link_mac, signed_link
+from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from tests.conftest import Store
 
@@ -97,7 +98,7 @@ def play_rounds(app: Casino) -> dict[str, dict[str, Any]]:
 
 @pytest.fixture
 def played(sqlite_store: Store) -> Iterator[tuple[Casino, dict[str, dict[str, Any]]]]:
-    app = Casino(sqlite_store.settings(), keyring=sqlite_store.keyring, seed_source=CountingSeeds())
+    app = bootstrap(sqlite_store.settings(), sqlite_store.keyring, seed_source=CountingSeeds())
     sqlite_store.apps.append(app)
     yield app, play_rounds(app)
 

@@ -19,6 +19,7 @@ from audit_cli.main import main as audit_cli
 from audit_cli.rows import read_rows
 from audit_cli.verify import verify
 from ledger.accounts import account_id_for
+from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.statement import statements
 from tests.conftest import Store
@@ -54,7 +55,7 @@ def win_a_round(app: Casino, sid: str, tag: str) -> dict[str, Any]:
 def played(store: Store) -> dict[str, Any]:
     """Deposits, two sessions with wins, a void while the session is open and one after it
     closed, a withdrawal, and a third session left open."""
-    app = Casino(store.settings(), keyring=store.keyring, seed_source=CountingSeeds())
+    app = bootstrap(store.settings(), store.keyring, seed_source=CountingSeeds())
     store.apps.append(app)
     app.open_account("open", PLAYER, "EUR")
     app.deposit("dep-1", PLAYER, 50_000)

@@ -20,6 +20,7 @@ from audit_cli.verify import Report, verify
 from ledger import envelope
 from ledger.keys import key_id
 from tests.conftest import Store
+from tests.money import credit_win, refund, stake
 
 
 def build_log(store: Store) -> dict[str, Any]:
@@ -30,10 +31,10 @@ def build_log(store: Store) -> dict[str, Any]:
     app.deposit("b2", "bob", 5_000)
     s = app.open_session("a3", "alice", 2_000)
     for i in range(3):
-        app.stake(f"st{i}", s["session_id"], f"round-{i}", 100)
+        stake(app, f"st{i}", s["session_id"], f"round-{i}", 100)
         if i % 2:
-            app.credit_win(f"w{i}", s["session_id"], f"round-{i}", 150)
-    app.refund("rf", s["session_id"], "round-2", 1)
+            credit_win(app, f"w{i}", s["session_id"], f"round-{i}", 150)
+    refund(app, "rf", s["session_id"], "round-2", 1)
     app.seal()
     app.deposit("a4", "alice", 7)
     app.seal()

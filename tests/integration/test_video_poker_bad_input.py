@@ -35,6 +35,7 @@ from ledger.errors import (
 )
 from tests.conftest import Seeded, Store
 from tests.helpers import assert_refused
+from tests.helpers import open_session as open_funded_session
 
 BUY_IN = 20_000
 SMALL = ("jb-4line", 10, 1, 4)
@@ -90,9 +91,7 @@ def red_dog_spread(seed: bytes) -> bool:
 
 
 def open_session(app: Casino, player: str = "ann", buy_in: int = BUY_IN) -> str:
-    app.open_account(f"open-{player}", player, "EUR")
-    app.deposit(f"deposit-{player}", player, 1_000_000)
-    return str(app.open_session(f"buy-in-{player}", player, buy_in)["session_id"])
+    return open_funded_session(app, player, buy_in, deposit=1_000_000)
 
 
 def won_round(seeded: Seeded, bet: tuple[str, int, int, int] = SMALL) -> tuple[Casino, str]:

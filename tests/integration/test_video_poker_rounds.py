@@ -35,6 +35,7 @@ from ledger import envelope
 from ledger.casino import Casino
 from ledger.rounds import round_id_for
 from tests.conftest import Seeded, Store
+from tests.helpers import open_session as open_funded_session
 
 DEPOSIT = 1_000_000
 BUY_IN = 20_000
@@ -161,9 +162,7 @@ def first_card_beats_dealer(seed: bytes) -> bool:
 
 
 def open_session(app: Casino, player: str = "ann", buy_in: int = BUY_IN) -> str:
-    app.open_account(f"open-{player}", player, "EUR")
-    app.deposit(f"deposit-{player}", player, DEPOSIT)
-    return str(app.open_session(f"buy-in-{player}", player, buy_in)["session_id"])
+    return open_funded_session(app, player, buy_in, deposit=DEPOSIT)
 
 
 def deal(app: Casino, sid: str, bet: Bet, rid: str = "deal") -> dict[str, Any]:
@@ -196,7 +195,7 @@ def money_moves(store: Store, code: str) -> list[tuple[str, int]]:
     for r in read_rows(store.db):
         if r.topic.startswith("croupier/session/"):
             doc = payload(r)
-            if doc.get("round_id") == code and "amount" in doc:
+            if doc.get("game_code") == code and "amount" in doc:
                 moves.append((r.topic.split("/")[2].split("@")[0], doc["amount"]))
     return moves
 

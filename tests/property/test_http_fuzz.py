@@ -39,6 +39,7 @@ from schemathesis.specs.openapi.checks import (
 from api.app import create_app
 from api.auth import Credentials
 from audit_cli.rows import read_rows
+from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.keys import Keyring
 from ledger.settings import Settings
@@ -141,7 +142,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         auditor_token=AUDITOR,  # type: ignore[arg-type]
         api_secret="fuzz-api-secret-0123456789abcdef0123",  # type: ignore[arg-type]
     )
-    casino = Casino(settings_, keyring=Keyring.generate())
+    casino = bootstrap(settings_, keyring=Keyring.generate())
     w = World(casino, create_app(casino), str(data / "casino.sqlite"))
     casino.open_account(w.rid(), PLAYER, "EUR")
     w.new_session()

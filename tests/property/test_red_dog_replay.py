@@ -23,6 +23,7 @@ from audit_cli.rows import read_rows
 from audit_cli.verify import verify
 from games.red_dog import engine as rd
 from ledger import envelope
+from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.keys import Keyring
 from ledger.rounds import commitment, round_id_for
@@ -77,7 +78,7 @@ def play_round(
 def test_every_round_re_derives_from_its_revealed_seed(rounds: list[Plan]) -> None:
     keyring = Keyring.generate()
     with tempfile.TemporaryDirectory() as tmp:
-        app = Casino(
+        app = bootstrap(
             Settings(data_dir=Path(tmp)),
             keyring=keyring,
             seed_source=ChosenSeeds(*[seed for *_, seed in rounds]),

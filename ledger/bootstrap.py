@@ -1,0 +1,83 @@
+"""The composition root: builds the Casino application and composes its handlers.
+
+Everything from outside the process that the ledger depends on is injected here: the
+settings and keys, the clock, the seed source (the OS CSPRNG in production; tests and the
+certification simulation pass deterministic ones) and the games. A reader follows a
+request by names: route -> command (:mod:`ledger.commands`) -> the handler registered
+below -> the aggregates' events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from games import registry
+from games.adapter import GameAdapter
+from games.red_dog.adapter import GAME as RED_DOG
+from games.red_dog.adapter import RedDogAdapter
+from games.video_poker.adapter import GAME as VIDEO_POKER
+from games.video_poker.adapter import VideoPokerAdapter
+from ledger import commands as c
+from ledger.banking import Banking
+from ledger.casino import Casino, Handler
+from ledger.keys import Keyring
+from ledger.play import AnyGame, Clock, Rounds, SeedSource
+from ledger.red_dog import RedDogTable
+from ledger.rounds import new_seed
+from ledger.sessions import Sessions
+from ledger.settings import Settings
+from ledger.video_poker import VideoPokerMachine
+
+
+def system_clock() -> datetime:
+    return datetime.now(UTC)
+
+
+def bootstrap(
+    settings: Settings | None = None,
+    keyring: Keyring | None = None,
+    *,
+    seed_source: SeedSource = new_seed,
+    clock: Clock = system_clock,
+    games: Mapping[str, GameAdapter[Any, Any, Any]] | None = None,
+    extra_handlers: Callable[[Rounds], Mapping[type[c.Command], Handler]] | None = None,
+    application: type[Casino] = Casino,
+) -> Casino:
+    """A ready Casino. ``games`` adds adapters (name -> adapter) beside the built-in ones;
+    ``extra_handlers`` adds the handlers of commands of such games (tests register a toy
+    game this way)."""
+    app = application(settings, keyring)
+    adapters = {**registry.adapters(), **(games or {})}
+    red_dog, video_poker = adapters[RED_DOG], adapters[VIDEO_POKER]
+    assert isinstance(red_dog, RedDogAdapter) and isinstance(video_poker, VideoPokerAdapter)
+    rounds = Rounds(adapters, app.keyring, clock, seed_source)
+    dedicated = {RED_DOG: "red-dog/bet, raise, see, repeat", VIDEO_POKER: "video-poker/deal, ..."}
+    banking, sessions, any_game = Banking(), Sessions(rounds), AnyGame(rounds, dedicated)
+    table, machine = RedDogTable(rounds, red_dog), VideoPokerMachine(rounds, video_poker)
+    handlers: dict[type[c.Command], Handler] = {
+        c.OpenAccount: banking.open_account,
+        c.Deposit: banking.deposit,
+        c.Withdraw: banking.withdraw,
+        c.OpenSession: sessions.open_session,
+        c.CloseSession: sessions.close_session,
+        c.VoidRound: sessions.void_round,
+        c.RedDogBet: table.bet,
+        c.RedDogRepeat: table.repeat,
+        c.RedDogRaise: table.raise_bet,
+        c.RedDogSee: table.see,
+        c.VideoPokerDeal: machine.deal,
+        c.VideoPokerHold: machine.decide,
+        c.VideoPokerDraw: machine.draw,
+        c.VideoPokerCollect: machine.decide,
+        c.VideoPokerDouble: machine.decide,
+        c.VideoPokerHalfDouble: machine.decide,
+        c.VideoPokerPick: machine.decide,
+        c.StartRound: any_game.start,
+        c.Decide: any_game.decide,
+    }
+    if extra_handlers is not None:
+        handlers.update(extra_handlers(rounds))
+    app.handlers.update(handlers)
+    return app
