@@ -38,7 +38,9 @@ class Wallet:
         self.faults.set(FaultPlan.model_validate(kwargs))
 
     def rows(self, transaction_id: object) -> list[dict[str, object]]:
-        return [r.__dict__ for r in self.books.transactions() if r.transaction_id == str(transaction_id)]
+        return [
+            r.__dict__ for r in self.books.transactions() if r.transaction_id == str(transaction_id)
+        ]
 
     def wait_for_deliveries(self, transaction_id: object, n: int, within: float = 10.0) -> None:
         """Wait until a held (late) request has reached the books ``n`` times."""

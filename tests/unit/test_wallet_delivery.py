@@ -102,7 +102,13 @@ def test_a_run_bounded_in_time_stops_before_sleeping_past_it() -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", [dict(first_delay=-1), dict(factor=0.5), dict(first_delay=5, max_delay=1), dict(max_attempts=0)]
+    "bad",
+    [
+        dict(first_delay=-1),
+        dict(factor=0.5),
+        dict(first_delay=5, max_delay=1),
+        dict(max_attempts=0),
+    ],
 )
 def test_a_policy_that_is_not_a_backoff_is_refused(bad: dict[str, float]) -> None:
     with pytest.raises(ValueError):
@@ -131,7 +137,9 @@ class RecordingWallet:
             "currency": body["currency"],
         }
         raw = json.dumps(answer).encode()
-        return httpx.Response(200, content=raw, headers={signing.RESPONSE_SIGNATURE: signing.sign(KEY, raw)})
+        return httpx.Response(
+            200, content=raw, headers={signing.RESPONSE_SIGNATURE: signing.sign(KEY, raw)}
+        )
 
 
 def client_for(wallet: RecordingWallet, clock: FakeClock) -> WalletClient:
@@ -153,5 +161,3 @@ def test_a_debit_is_sent_once_even_when_the_answer_is_a_5xx() -> None:
     result = client_for(wallet, clock).debit(Transaction.debit("p", "RD-1", "main", 100, "EUR"))
     assert result.outcome is DebitOutcome.UNKNOWN and result.cause == "HTTP 503"
     assert len(wallet.bodies) == 1 and clock.sleeps == []
-
-

@@ -106,9 +106,10 @@ def test_a_debit_request_refuses_what_is_not_a_stake(change: dict[str, object]) 
 
 
 def test_a_credit_may_be_zero_but_not_a_stake_stage() -> None:
-    assert CreditRequest.model_validate_json(
-        json.dumps(_debit_fields(stage="win", amount=0))
-    ).amount == 0
+    assert (
+        CreditRequest.model_validate_json(json.dumps(_debit_fields(stage="win", amount=0))).amount
+        == 0
+    )
     with pytest.raises(ValidationError):
         CreditRequest.model_validate_json(json.dumps(_debit_fields(stage="main")))
 
