@@ -52,6 +52,13 @@ class Wallet:
             assert time.monotonic() < deadline, f"{transaction_id}: {rows}"
             time.sleep(0.02)
 
+    def wait_until_idle(self, within: float = 10.0) -> None:
+        """Wait until no wallet call is in progress (held, late requests have landed)."""
+        deadline = time.monotonic() + within
+        while self.admin._http.get("/health").json()["in_flight"]:
+            assert time.monotonic() < deadline, "the wallet is still serving calls"
+            time.sleep(0.02)
+
 
 @contextmanager
 def wallet_in_process(tmp_path: Path) -> Iterator[Wallet]:

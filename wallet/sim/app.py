@@ -80,7 +80,16 @@ def create_wallet_app(books: WalletBooks, key: bytes, faults: Faults | None = No
         )
         return signed(status, answer.body())
 
+    in_flight = [0]  # wallet calls being served (held ones included); one event loop
+
     async def wallet_call(call: Call, request: Request) -> Response:
+        in_flight[0] += 1
+        try:
+            return await serve_call(call, request)
+        finally:
+            in_flight[0] -= 1
+
+    async def serve_call(call: Call, request: Request) -> Response:
         body = await request.body()
         if not signing.verify(key, body, request.headers.get(signing.REQUEST_SIGNATURE)):
             return refusal(401, body, ErrorCode.INVALID_SIGNATURE, "request signature")
@@ -122,8 +131,9 @@ def create_wallet_app(books: WalletBooks, key: bytes, faults: Faults | None = No
         return Response(b'{"error":"invalid-signature"}', 401, media_type="application/json")
 
     @app.get("/health")
-    def health() -> dict[str, str]:
-        return {"status": "ok"}
+    def health() -> dict[str, object]:
+        """Up, and how many wallet calls are in progress (tests wait for held ones)."""
+        return {"status": "ok", "in_flight": in_flight[0]}
 
     @app.post("/admin/players")
     async def set_players(request: Request) -> Response:
