@@ -142,3 +142,11 @@ def test_admin_calls_need_the_operator_signature(wallet: Wallet) -> None:
     reply = wallet.admin._http.post("/admin/players", content=body.encode())
     assert reply.status_code == 401
     assert wallet.admin.balance("ann") == 1_000
+
+
+def test_a_credit_to_an_unknown_player_is_rejected_at_once_not_retried(wallet: Wallet) -> None:
+    credit = Transaction.credit("bob", "VP-4", 100, "EUR")
+    delivery = wallet.client.credit(credit)
+    assert delivery.state is DeliveryState.REJECTED and delivery.attempts == 1
+    assert delivery.last.error is ErrorCode.UNKNOWN_PLAYER
+    assert wallet.admin.balance("bob") is None and wallet.admin.balance("ann") == 1_000
