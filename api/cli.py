@@ -12,6 +12,7 @@ from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.keys import KeyringError
 from ledger.settings import Settings
+from wallet.sim.cli import add_wallet_sim
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -137,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     sv.add_argument("--log-level", default="info", help="uvicorn log level (default info)")
     sv.add_argument("--no-access-log", action="store_true", help="no line per request")
     sv.set_defaults(func=cmd_serve)
+    add_wallet_sim(sub)
     args = p.parse_args(argv)
     try:
         code: int = args.func(args)
