@@ -111,6 +111,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_db_init(args: argparse.Namespace) -> int:
+    """Create the PostgreSQL schema as its owner; grant the application role the least."""
+    from api.dbinit import DbInitError, init_db
+
+    url = args.owner_url or Settings().database_url
+    if not url:
+        print("error: pass --owner-url or set CROUPIER_DATABASE_URL", file=sys.stderr)
+        return 2
+    try:
+        print(json.dumps(init_db(url, args.app_role)))
+    except (DbInitError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # a database error: one clear line, no traceback
+        print(f"error: croupier db init failed: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="croupier", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -127,6 +146,17 @@ def main(argv: list[str] | None = None) -> int:
     sv.add_argument("--log-level", default="info", help="uvicorn log level (default info)")
     sv.add_argument("--no-access-log", action="store_true", help="no line per request")
     sv.set_defaults(func=cmd_serve)
+    db = sub.add_parser("db", help="database administration (PostgreSQL)")
+    dbsub = db.add_subparsers(dest="db_command", required=True)
+    di = dbsub.add_parser(
+        "init", help="as the owner role: create schema, tables, triggers; grant the app role"
+    )
+    di.add_argument("--app-role", required=True, help="the role `croupier serve` runs as")
+    di.add_argument(
+        "--owner-url",
+        help="postgresql://owner@host/db?schema=NAME (default CROUPIER_DATABASE_URL)",
+    )
+    di.set_defaults(func=cmd_db_init)
     args = p.parse_args(argv)
     try:
         code: int = args.func(args)

@@ -57,7 +57,7 @@ def _payload(row: Row) -> dict[str, Any]:
 
 def round_rows(db: str, code: str) -> list[Row]:
     rid = str(round_id_for(code))
-    return [r for r in read_rows(db) if r.originator_id == rid]
+    return [r for r in read_rows(db, skip_malformed=True) if r.originator_id == rid]
 
 
 def check_round(db: str, code: str) -> RoundReport:
@@ -153,7 +153,7 @@ def check_round(db: str, code: str) -> RoundReport:
 def player_history(db: str, player_id: str) -> list[dict[str, Any]]:
     rounds: dict[str, dict[str, Any]] = {}
     order: list[str] = []
-    for row in read_rows(db):
+    for row in read_rows(db, skip_malformed=True):
         if not row.topic.startswith("croupier/round/"):
             continue
         doc = _payload(row)

@@ -38,7 +38,13 @@ from ledger.keys import Keyring
 from ledger.money import check_amount, check_currency
 from ledger.play import GameAdapter, RoundCommands
 from ledger.red_dog import RedDogAdapter, RedDogCommands
-from ledger.requests import Request, body_digest, check_request_id, request_aggregate_id
+from ledger.requests import (
+    Request,
+    body_digest,
+    check_request_id,
+    for_request,
+    request_aggregate_id,
+)
 from ledger.rounds import new_seed
 from ledger.settings import APP_NAME, Settings
 from ledger.store import SigningEventStore, VerifyingMapper
@@ -82,6 +88,9 @@ class Casino(RedDogCommands, VideoPokerCommands, RoundCommands, Application[UUID
         from ledger.checkpoints import Sealer
 
         self.sealer = Sealer(self)
+        from ledger import trust  # key history: genesis, rotations (may refuse to start)
+
+        self.key_history = trust.attach(self)
         from ledger.projections import History
 
         self.history = History(self)
@@ -123,6 +132,7 @@ class Casino(RedDogCommands, VideoPokerCommands, RoundCommands, Application[UUID
         check_request_id(request_id)
         rid = request_aggregate_id(scope, request_id)
         digest = body_digest(command, body)
+        action = for_request(rid, digest, action)  # movements name their request
         for attempt in range(MAX_ATTEMPTS):
             prior = self.find(Request, rid)
             if prior is not None:
@@ -352,9 +362,9 @@ class Casino(RedDogCommands, VideoPokerCommands, RoundCommands, Application[UUID
             if not sys.is_finalizing():  # never from __del__ at interpreter exit
                 try:
                     self.seal()
-                except TamperDetected as e:
-                    # Never checkpoint over a tampered log; closing must still release
-                    # the store, and `audit-cli verify` will name the damage.
+                except (TamperDetected, OperationalError) as e:
+                    # Never checkpoint over a tampered (or unreadable) log; closing must
+                    # still release the store, and `audit-cli verify` will name the damage.
                     log.error("not sealing on close: %s", e)
         finally:
             super().close()

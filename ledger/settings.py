@@ -34,8 +34,10 @@ class Settings(BaseSettings):
     sealing_key: SecretStr | None = None
     public_keys_file: Path | None = None
     checkpoint_every: int = 1000
-    checkpoint_interval_seconds: float = 5.0
+    checkpoint_interval_seconds: float = 1.0
     aggregate_cache_size: int = 10_000
+    # False when the application role does not own the schema (`croupier db init`).
+    create_tables: bool = True
     # HTTP API (``croupier serve``). Bearer tokens of the operator's backend and of the
     # auditors; when unset, generated on first run into DATA_DIR/api-tokens.json (0600).
     operator_token: SecretStr | None = None
@@ -43,6 +45,14 @@ class Settings(BaseSettings):
     # Key of the stateless session tokens (HMAC-SHA256); when unset, 32 random bytes in
     # KEYS_DIR/api-secret.key (0600), generated on first run.
     api_secret: SecretStr | None = None
+    # HTTP limits (api/limits.py): checked before a request body is read.
+    session_token_ttl_seconds: int = 86_400
+    closed_session_grace_seconds: int = 300
+    max_body_bytes: int = 65_536
+    requests_per_address_per_second: float = 1_000.0
+    requests_per_credential_per_second: float = 500.0
+    auth_failures_per_second: float = 2.0
+    auth_failure_burst: int = 20
 
     @property
     def key_directory(self) -> Path:
@@ -54,6 +64,8 @@ class Settings(BaseSettings):
 
     def eventsourcing_env(self) -> dict[str, str]:
         env = {"AGGREGATE_CACHE_MAXSIZE": str(self.aggregate_cache_size)}
+        if not self.create_tables:
+            env["CREATE_TABLE"] = "n"
         if self.database_url:
             env.update(postgres_env(self.database_url))
         elif os.environ.get("POSTGRES_DBNAME"):
