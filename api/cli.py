@@ -96,6 +96,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    try:  # open the store once first, so a start-up error is one clear line
+        Casino(settings).close()
+    except KeyringError:
+        raise
+    except Exception as e:
+        print(f"error: croupier serve cannot start: {_cause(e)}", file=sys.stderr)
+        return 2
     store = "PostgreSQL" if settings.uses_postgres else f"SQLite in {settings.data_dir}"
     print(f"croupier serve: {store}, http://{args.host}:{args.port} (docs at /docs)")
     print(f"operator and auditor tokens: {credentials.tokens_from}")
@@ -128,6 +135,13 @@ def cmd_db_init(args: argparse.Namespace) -> int:
         print(f"error: croupier db init failed: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
     return 0
+
+
+def _cause(e: BaseException) -> str:
+    """The innermost cause of an error, on one line."""
+    while e.__cause__ is not None:
+        e = e.__cause__
+    return f"{type(e).__name__}: {e}".replace("\n", " ")
 
 
 def main(argv: list[str] | None = None) -> int:

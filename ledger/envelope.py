@@ -34,8 +34,11 @@ Key trust is itself in the log, in the aggregate ``uuid5(NAMESPACE_URL, "croupie
 
 - version 1, topic ``croupier/trust/genesis@1``: payload fields ``log_id`` (32 hex
   digits), ``kid``, ``public_key`` (64 hex digits, raw Ed25519) and ``legacy`` (null, or
-  for a log upgraded from format 1 ``{"tree_size", "root_hash", "keys": {kid: public
-  key hex}}``). It is signed by the key it names, under the log id it names. Auditors pin
+  for a log upgraded from format 1 ``{"tree_size", "root_hash", "last_notification_id",
+  "keys": {kid: public key hex}}``: the number of format 1 rows before the genesis, the
+  RFC 9162 root over their leaves, the id of the last one, and the keys that signed them).
+  It must be the first format 2 row, at position ``tree_size`` (0 for a new log), and is
+  signed by the key it names, under the log id it names. Auditors pin
   that key's fingerprint, ``SHA-256(raw public key)`` in hex (``audit-cli keys`` prints it).
 - versions 2, 3, …, topic ``croupier/trust/rotated@1``: fields ``old_kid``, ``kid``,
   ``public_key`` and ``proof``, signed (as every row) by the key valid until then, and

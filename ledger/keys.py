@@ -160,6 +160,8 @@ class Keyring:
         if not index.exists():
             if not create:
                 raise KeyringError(f"no keyring at {index} and key generation is disabled")
+            if not keys_dir.parent.exists():  # the data directory: private (0700) too
+                keys_dir.parent.mkdir(parents=True, mode=0o700)
             keys_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             ring = cls.generate()
             ring._write_signing(keys_dir)

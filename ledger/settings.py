@@ -71,7 +71,7 @@ class Settings(BaseSettings):
         elif os.environ.get("POSTGRES_DBNAME"):
             env["PERSISTENCE_MODULE"] = "eventsourcing.postgres"
         else:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
+            _private_files(self.data_dir, (SQLITE_FILE, "casino.lock"))
             env["PERSISTENCE_MODULE"] = "eventsourcing.sqlite"
             env["SQLITE_DBNAME"] = str(self.data_dir / SQLITE_FILE)
             env["SQLITE_LOCK_TIMEOUT"] = "30"
@@ -113,6 +113,24 @@ class Settings(BaseSettings):
         from ledger.keys import key_id
 
         return Keyring(key_id(sk.public_key()), sk, "seal-env", {"seal-env": sealing}, publics)
+
+
+def _private_files(data_dir: Path, names: tuple[str, ...]) -> None:
+    """The data directory 0700 and the SQLite files 0600 when this creates them: they hold
+    player ids, balances and request results (SQLite gives its -wal and -shm files the
+    database file's mode)."""
+    if not data_dir.exists():
+        data_dir.mkdir(parents=True, mode=0o700)
+        data_dir.chmod(0o700)  # mkdir's mode is masked by the umask
+    for name in names:
+        path = data_dir / name
+        if not path.exists():
+            try:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            except FileExistsError:
+                pass  # another process made it first
+            else:
+                path.chmod(0o600)
 
 
 def postgres_env(url: str) -> dict[str, str]:
