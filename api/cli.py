@@ -44,7 +44,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                     "checkpoint": checkpoint,
                     "next": [
                         f"audit-cli round {red_dog['code']}",
-                        "audit-cli verify",
+                        f"audit-cli verify --pin SHA256:{app.key_history.genesis_fingerprint}",
                         f"audit-cli history {player}",
                     ],
                 },

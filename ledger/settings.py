@@ -112,7 +112,16 @@ class Settings(BaseSettings):
             publics = load_public_keys(json.loads(self.public_keys_file.read_text()))
         from ledger.keys import key_id
 
-        return Keyring(key_id(sk.public_key()), sk, "seal-env", {"seal-env": sealing}, publics)
+        # KEYS_DIR may hold the previous private key (signing-<kid>.pem): the rotation to
+        # this key must be recorded in the log, signed by that one.
+        return Keyring(
+            key_id(sk.public_key()),
+            sk,
+            "seal-env",
+            {"seal-env": sealing},
+            publics,
+            keys_dir=self.key_directory,
+        )
 
 
 def _private_files(data_dir: Path, names: tuple[str, ...]) -> None:
