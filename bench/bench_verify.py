@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import sqlite3
 import sys
 import tempfile
@@ -102,6 +103,15 @@ def build(path: Path, ring: Keyring, n: int) -> None:
     conn.close()
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (the worker processes)."""
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def raw_rate(ring: Keyring, seconds: float = 2.0) -> float:
     pub = ring.signing_key.public_key()
     msg = b"x" * 150
@@ -129,6 +139,7 @@ def main() -> None:
         raws = [raw_rate(ring)]
         results = []
         for jobs in (1, cores):
+            cpu0 = _cpu()
             t0 = time.perf_counter()
             report = (
                 verify_db(str(path), None, jobs=1, pin=pin)
@@ -136,8 +147,9 @@ def main() -> None:
                 else verify_db(str(path), None, jobs=jobs, pin=pin)
             )
             dt = time.perf_counter() - t0
+            cpu = _cpu() - cpu0
             assert report.ok and report.trust == "pinned", report.findings[:3]
-            results.append((jobs, report.events, dt))
+            results.append((jobs, report.events, dt, cpu))
             raws.append(raw_rate(ring))
         raw = sum(raws) / len(raws)
         print(
@@ -145,11 +157,12 @@ def main() -> None:
             + ", ".join(f"{r:,.0f}" for r in raws)
             + f"); x {cores} cores = {raw * cores:,.0f} /s"
         )
-        for jobs, events, dt in results:
+        for jobs, events, dt, cpu in results:
             rate = events / dt
             print(
                 f"verify jobs={jobs}: {events} events in {dt:.2f} s = {rate:,.0f} events/s;"
-                f" ratio to raw x {jobs} = {rate / (raw * jobs):.2f}"
+                f" ratio to raw x {jobs} = {rate / (raw * jobs):.2f}; CPU {cpu:.1f} s"
+                f" = {cpu / dt:.2f} cores busy (below {jobs} when the machine is loaded)"
             )
 
 
