@@ -9,6 +9,7 @@ shutdown: that is what ``croupier serve`` runs.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,6 +21,7 @@ from pydantic import BaseModel
 from api import auditor, currencies, errors, game, operator, statement, viewer
 from api.auth import Credentials, load_credentials
 from api.catalogue import catalogue
+from api.limits import Guard
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.settings import Settings
@@ -42,6 +44,11 @@ Money is always an integer of minor units. Errors are `{"code", "message", ...id
 
 class Health(BaseModel):
     status: str
+    """``ok``, or ``degraded`` while the sealer's last attempt failed."""
+    last_checkpoint_age_seconds: float | None = None
+    """Seconds since the newest checkpoint was written (None before the first)."""
+    sealer_error: str | None = None
+    """Why the sealer's last attempt failed (also logged), else None."""
 
 
 def create_app(
@@ -59,6 +66,12 @@ def create_app(
         if app.state.casino is None:
             owned = await to_thread.run_sync(bootstrap, settings)
             owned.sealer.start(settings.checkpoint_interval_seconds)
+            print(
+                "log genesis key (auditors pin it: audit-cli verify --pin …): "
+                + "SHA256:"
+                + owned.key_history.genesis_fingerprint,
+                flush=True,
+            )
             app.state.casino = owned
             # The video poker full cycle takes about a second: compute it before a client asks.
             threading.Thread(target=catalogue, name="croupier-catalogue", daemon=True).start()
@@ -79,7 +92,9 @@ def create_app(
         redoc_url=None,
     )
     app.state.casino = casino
-    app.state.credentials = creds
+    app.state.credentials = dataclasses.replace(
+        creds, opened_at=lambda sid: app.state.casino.get_session(sid).created_on.timestamp()
+    )
     app.state.settings = settings
     errors.install(app)
     app.include_router(operator.router)
@@ -90,9 +105,28 @@ def create_app(
     app.include_router(viewer.api_router)
     app.include_router(viewer.page_router)
 
-    @app.get("/health", response_model=Health, tags=["health"])
+    @app.get("/health", response_model=Health, response_model_exclude_none=True, tags=["health"])
     async def health() -> Health:
-        """Liveness (no credential)."""
-        return Health(status="ok")
+        """Liveness and the sealer's state (no credential): the age of the newest
+        checkpoint, and the sealer's last error, if its last attempt failed."""
+        owned: Casino | None = app.state.casino
+        if owned is None:
+            return Health(status="ok")
+        sealer = owned.sealer
+        return Health(
+            status="degraded" if sealer.last_error else "ok",
+            last_checkpoint_age_seconds=sealer.checkpoint_age(),
+            sealer_error=sealer.last_error,
+        )
 
+    # Outermost: authentication, rate and size limits before any body is read.
+    app.add_middleware(
+        Guard,
+        credentials=lambda: app.state.credentials,
+        max_body_bytes=settings.max_body_bytes,
+        per_address=settings.requests_per_address_per_second,
+        per_credential=settings.requests_per_credential_per_second,
+        failures=settings.auth_failures_per_second,
+        failure_burst=settings.auth_failure_burst,
+    )
     return app

@@ -5,12 +5,14 @@ Three bearer credentials, no state in the database:
 - the operator token and the auditor token are fixed secrets (``CROUPIER_OPERATOR_TOKEN``,
   ``CROUPIER_AUDITOR_TOKEN``; generated on first run into ``DATA_DIR/api-tokens.json``,
   mode 0600, when unset);
-- a session token is ``"{session_id}.{mac}"`` with ``mac`` the unpadded base64url
-  HMAC-SHA256 of the session id under the server's API secret (``CROUPIER_API_SECRET``, or
+- a session token is ``"{session_id}.{expires}.{mac}"`` with ``expires`` the Unix time
+  (seconds) after which it is refused (``CROUPIER_SESSION_TOKEN_TTL_SECONDS`` after it
+  was issued, default 24 h) and ``mac`` the unpadded base64url HMAC-SHA256 of
+  ``"{session_id}.{expires}"`` under the server's API secret (``CROUPIER_API_SECRET``, or
   32 random bytes in ``KEYS_DIR/api-secret.key``, mode 0600, generated on first run). The
   operator receives it when it opens the session and hands it to the game client; it
-  grants the game actions of that one session and nothing else. Changing the secret
-  invalidates every issued session token.
+  grants the game actions of that one session and nothing else, and is refused once the
+  session is closed. Changing the secret invalidates every issued session token.
 
 Every comparison is constant-time (``hmac.compare_digest``).
 """
@@ -23,6 +25,8 @@ import hmac
 import json
 import os
 import secrets
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -40,7 +44,7 @@ from ledger.settings import Settings
 
 TOKENS_FILE = "api-tokens.json"
 SECRET_FILE = "api-secret.key"
-_MAC_LABEL = b"croupier/session-token/v1\x00"
+_MAC_LABEL = b"croupier/session-token/v2\x00"
 MIN_SECRET_BYTES = 32
 
 
@@ -65,12 +69,20 @@ class Credentials:
     secret: bytes
     tokens_from: str
     secret_from: str
+    session_ttl: int = 86_400
+    clock: Callable[[], float] = time.time
+    closed_grace: int = 300
+    opened_at: Callable[[str], float] | None = None
+    """When a session was opened (its expiry counts from then, so a repeated open-session
+    request is answered with the very same token)."""
 
     def session_token(self, session_id: str) -> str:
-        return f"{session_id}.{self._mac(session_id)}"
+        start = self.opened_at(session_id) if self.opened_at else self.clock()
+        signed = f"{session_id}.{int(start) + self.session_ttl}"
+        return f"{signed}.{self._mac(signed)}"
 
-    def _mac(self, session_id: str) -> str:
-        digest = hmac.new(self.secret, _MAC_LABEL + session_id.encode(), hashlib.sha256).digest()
+    def _mac(self, signed: str) -> str:
+        digest = hmac.new(self.secret, _MAC_LABEL + signed.encode(), hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
     def identify(self, token: str) -> Caller | None:
@@ -80,17 +92,20 @@ class Credentials:
             return Caller(Role.OPERATOR)
         if hmac.compare_digest(raw, self.auditor_token.encode()):
             return Caller(Role.AUDITOR)
-        session_id, _, mac = token.rpartition(".")
+        signed, _, mac = token.rpartition(".")
+        session_id, _, expires = signed.partition(".")
         try:
             canonical = str(UUID(session_id))
         except ValueError:
             return None
-        # Only the canonical spelling is valid, so one session has exactly one token.
-        if canonical != session_id:
+        # Only the canonical spelling is valid, so one session has one token per expiry.
+        if canonical != session_id or not expires.isdigit() or len(expires) > 12:
             return None
-        if hmac.compare_digest(mac.encode(), self._mac(session_id).encode()):
-            return Caller(Role.SESSION, session_id)
-        return None
+        if not hmac.compare_digest(mac.encode(), self._mac(signed).encode()):
+            return None
+        if int(expires) < self.clock():
+            return None  # expired
+        return Caller(Role.SESSION, session_id)
 
 
 def load_credentials(settings: Settings) -> Credentials:
@@ -121,7 +136,15 @@ def load_credentials(settings: Settings) -> Credentials:
         path = settings.key_directory / SECRET_FILE
         secret = _read_or_create_bytes(path, lambda: secrets.token_bytes(32))
         secret_from = str(path)
-    return Credentials(operator, auditor, secret, tokens_from, secret_from)
+    return Credentials(
+        operator,
+        auditor,
+        secret,
+        tokens_from,
+        secret_from,
+        settings.session_token_ttl_seconds,
+        closed_grace=settings.closed_session_grace_seconds,
+    )
 
 
 def _create_exclusive(path: Path, data: bytes) -> bool:
@@ -192,7 +215,7 @@ SessionIdPath = Annotated[
     str, PathParam(pattern=SESSION_ID_PATTERN, description="the game session's id (a UUID)")
 ]
 
-# The dependencies are ``async``: they do no I/O, so they need no worker thread.
+# The dependencies are ``async`` where they do no I/O, so they need no worker thread.
 
 
 async def operator(
@@ -219,16 +242,36 @@ def _own_session(caller: Caller, session_id: str) -> Caller:
     return caller
 
 
-async def session_player(
+def _open_session(request: Request, caller: Caller) -> Caller:
+    """A session token is refused once its session has been closed for longer than the
+    grace (``CROUPIER_CLOSED_SESSION_GRACE_SECONDS``, default 300: the game client can
+    still show the final state; until then actions are refused by the ledger as
+    ``session-closed``). A sync check: it may read the session from the store, so FastAPI
+    runs it in a worker thread."""
+    from ledger.errors import SessionNotFound
+
+    if caller.role is Role.SESSION and caller.session_id is not None:
+        credentials: Credentials = request.app.state.credentials
+        try:
+            session = request.app.state.casino.get_session(caller.session_id)
+        except SessionNotFound:
+            return caller  # the route answers 404
+        closed_for = credentials.clock() - session.modified_on.timestamp()
+        if session.closed and closed_for > credentials.closed_grace:
+            raise ApiError(401, "unauthenticated", "the session of this token is closed")
+    return caller
+
+
+def session_player(
     request: Request,
     session_id: SessionIdPath,
     bearer: Annotated[Bearer, Depends(_session_scheme)],
 ) -> Caller:
     """The game client of the session named in the path, and nobody else."""
-    return _own_session(_caller(request, bearer), session_id)
+    return _open_session(request, _own_session(_caller(request, bearer), session_id))
 
 
-async def session_reader(
+def session_reader(
     request: Request,
     session_id: SessionIdPath,
     player: Annotated[Bearer, Depends(_session_scheme)],
@@ -238,7 +281,7 @@ async def session_reader(
     caller = _caller(request, player or op)
     if caller.role is Role.OPERATOR:
         return Caller(Role.OPERATOR, canonical_session_id(session_id))
-    return _own_session(caller, session_id)
+    return _open_session(request, _own_session(caller, session_id))
 
 
 async def any_caller(

@@ -50,7 +50,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                     "checkpoint": checkpoint,
                     "next": [
                         f"audit-cli round {red_dog['code']}",
-                        "audit-cli verify",
+                        f"audit-cli verify --pin SHA256:{app.key_history.genesis_fingerprint}",
                         f"audit-cli history {player}",
                     ],
                 },
@@ -102,6 +102,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    try:  # open the store once first, so a start-up error is one clear line
+        Casino(settings).close()
+    except KeyringError:
+        raise
+    except Exception as e:
+        print(f"error: croupier serve cannot start: {_cause(e)}", file=sys.stderr)
+        return 2
     store = "PostgreSQL" if settings.uses_postgres else f"SQLite in {settings.data_dir}"
     print(f"croupier serve: {store}, http://{args.host}:{args.port} (docs at /docs)")
     print(f"operator and auditor tokens: {credentials.tokens_from}")
@@ -115,6 +122,32 @@ def cmd_serve(args: argparse.Namespace) -> int:
         access_log=not args.no_access_log,
     )
     return 0
+
+
+def cmd_db_init(args: argparse.Namespace) -> int:
+    """Create the PostgreSQL schema as its owner; grant the application role the least."""
+    from api.dbinit import DbInitError, init_db
+
+    url = args.owner_url or Settings().database_url
+    if not url:
+        print("error: pass --owner-url or set CROUPIER_DATABASE_URL", file=sys.stderr)
+        return 2
+    try:
+        print(json.dumps(init_db(url, args.app_role)))
+    except (DbInitError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # a database error: one clear line, no traceback
+        print(f"error: croupier db init failed: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _cause(e: BaseException) -> str:
+    """The innermost cause of an error, on one line."""
+    while e.__cause__ is not None:
+        e = e.__cause__
+    return f"{type(e).__name__}: {e}".replace("\n", " ")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -139,6 +172,17 @@ def main(argv: list[str] | None = None) -> int:
     sv.add_argument("--no-access-log", action="store_true", help="no line per request")
     sv.set_defaults(func=cmd_serve)
     add_wallet_sim(sub)
+    db = sub.add_parser("db", help="database administration (PostgreSQL)")
+    dbsub = db.add_subparsers(dest="db_command", required=True)
+    di = dbsub.add_parser(
+        "init", help="as the owner role: create schema, tables, triggers; grant the app role"
+    )
+    di.add_argument("--app-role", required=True, help="the role `croupier serve` runs as")
+    di.add_argument(
+        "--owner-url",
+        help="postgresql://owner@host/db?schema=NAME (default CROUPIER_DATABASE_URL)",
+    )
+    di.set_defaults(func=cmd_db_init)
     args = p.parse_args(argv)
     try:
         code: int = args.func(args)

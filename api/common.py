@@ -33,7 +33,9 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         (403, "the credential may not do this"),
         (404, "no such account, session, round or checkpoint"),
         (409, "conflicts with the current state, or Idempotency-Key reused for another request"),
+        (413, "the request body is larger than the configured limit"),
         (422, "invalid input or a game rule refused it"),
+        (429, "rate limit of this address or credential reached; see Retry-After"),
         (503, "too much contention; safe to retry with the same Idempotency-Key"),
     )
 }

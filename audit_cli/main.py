@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
+from audit_cli.checker import normalise_pin
 from audit_cli.output import FoldingTable as Table
 from audit_cli.output import console
 from audit_cli.rows import SourceError, count_rows
@@ -33,14 +34,37 @@ def _default_keys(db: str) -> Path | None:
 def _load_keys(args: argparse.Namespace) -> dict[str, Any]:
     path = Path(args.keys) if args.keys else _default_keys(args.db)
     if path is None:
-        raise KeyringError("no public keys: pass --keys FILE (exported by `audit-cli keys`)")
+        if getattr(args, "pin", None):
+            return {}  # pinned: the log's own key history names every key
+        raise KeyringError(
+            "no public keys: pass --pin FINGERPRINT (the log's genesis key, printed by "
+            "`audit-cli keys`) or --keys FILE (exported by `audit-cli keys`)"
+        )
     try:
         return load_public_keys(json.loads(path.read_text()))
     except (OSError, ValueError, KeyError) as e:
         raise KeyringError(f"cannot read public keys from {path}: {e}") from e
 
 
+def _pin(value: str | None) -> str | None:
+    """``--pin``: a fingerprint (``SHA256:…``), or a file written by `audit-cli keys --out`
+    whose ``genesis`` entry names it."""
+    if not value:
+        return None
+    path = Path(value)
+    if path.suffix == ".json" or path.exists():
+        try:
+            value = str(json.loads(path.read_text())["genesis"]["fingerprint"])
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise KeyringError(f"cannot read a genesis fingerprint from {path}: {e}") from e
+    try:
+        return "SHA256:" + normalise_pin(value)
+    except ValueError as e:
+        raise KeyringError(str(e)) from e
+
+
 def cmd_verify(args: argparse.Namespace, out: Console) -> int:
+    args.pin = _pin(args.pin)
     keys = _load_keys(args)
     total = count_rows(args.db)
     show_bar = not args.json and total >= args.progress_threshold
@@ -60,14 +84,29 @@ def cmd_verify(args: argparse.Namespace, out: Console) -> int:
             jobs=args.jobs,
             progress=lambda n: bar.advance(task, n),
             anchor=anchor,
+            pin=args.pin,
         )
+    # Without a pinned genesis key the check is only as good as the local keyring, which
+    # whoever runs the server can edit: say so, and fail unless the auditor accepts that.
+    trusted = report.trust == "pinned" or args.trust_local_keyring
+    unpinned = (
+        None
+        if report.trust == "pinned"
+        else "checked against an UNPINNED local keyring: a key added to it would be trusted; "
+        "pass --pin FINGERPRINT (the genesis key from `audit-cli keys`)"
+        + ("" if args.trust_local_keyring else ", or --trust-local-keyring to accept this")
+    )
+    code = EXIT_OK if report.ok and trusted else EXIT_FINDINGS
     if args.json:
         doc = report.to_dict()
+        doc["ok"] = report.ok and trusted
+        if unpinned:
+            doc["warning"] = unpinned
         if args.balances:
             doc["balances"] = dict(sorted(report.balances.items()))
             doc["players"] = report.players
         out.print_json(json.dumps(doc))
-        return EXIT_OK if report.ok else EXIT_FINDINGS
+        return code
     if args.balances:
         balances = Table(title="balances rebuilt from the movements in the log")
         balances.add_column("ledger")
@@ -84,8 +123,15 @@ def cmd_verify(args: argparse.Namespace, out: Console) -> int:
     summary.add_row("aggregates", str(report.aggregates))
     summary.add_row("checkpoints", str(report.checkpoints))
     summary.add_row("covered by newest checkpoint", str(report.covered))
-    summary.add_row("keys", ", ".join(sorted(keys)))
+    summary.add_row("trust", report.trust)
+    summary.add_row("genesis key", report.genesis_fingerprint or "- (no genesis: format 1 log)")
+    summary.add_row(
+        "key history",
+        ", ".join(f"{k['kid']} from row {k['from_row']}" for k in report.key_history) or "-",
+    )
     out.print(summary)
+    if unpinned:
+        out.print(f"[yellow]warning[/yellow]: {unpinned}.", markup=True)
     if report.ok:
         out.print("[green]OK[/green]: every signature, chain, checkpoint and the books verify.")
         if report.uncovered:
@@ -93,7 +139,9 @@ def cmd_verify(args: argparse.Namespace, out: Console) -> int:
                 f"[yellow]note[/yellow]: the {report.uncovered} newest events are not yet "
                 "covered by a checkpoint (they are signed and chained only)."
             )
-        return EXIT_OK
+        if not trusted:
+            out.print("[red]NOT TRUSTED[/red]: no pinned genesis key.")
+        return code
     findings = Table(title=f"{len(report.findings)} finding(s)")
     for col in ("check", "row", "aggregate", "version", "message"):
         findings.add_column(col)
@@ -129,6 +177,15 @@ def cmd_keys(args: argparse.Namespace, out: Console) -> int:
     for k in public["keys"]:
         table.add_row(k["kid"], k["status"], k["fingerprint"], k.get("created", ""))
     out.print(table)
+    genesis = public.get("genesis")
+    if isinstance(genesis, dict):
+        out.print(
+            f"genesis key of the log (pin it): {genesis.get('fingerprint')}  "
+            f"log id {genesis.get('log_id')}\n"
+            f"  audit-cli verify --pin {genesis.get('fingerprint')}"
+        )
+    else:
+        out.print("[yellow]no genesis recorded yet[/yellow]: start the server once.")
     if args.out:
         out.print(f"written to {args.out}")
     return EXIT_OK
@@ -458,6 +515,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="a checkpoint published earlier (JSON with tree_size and "
         "root_hash, e.g. from a previous `verify --json`'s latest_checkpoint); the "
         "log must still contain it, which catches a deleted tail",
+    )
+    v.add_argument(
+        "--pin",
+        help="fingerprint of the log's genesis key (SHA256:…, as printed at first run and "
+        "by `audit-cli keys`), or the JSON file `audit-cli keys --out` wrote",
+    )
+    v.add_argument(
+        "--trust-local-keyring",
+        action="store_true",
+        help="accept a check against the local keyring without a pinned genesis key",
     )
     v.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
     v.add_argument("--json", action="store_true", help="machine-readable output")

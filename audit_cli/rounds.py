@@ -55,7 +55,7 @@ def _payload(row: Row) -> dict[str, Any]:
 def player_history(db: str, player_id: str) -> list[dict[str, Any]]:
     rounds: dict[str, dict[str, Any]] = {}
     order: list[str] = []
-    for row in read_rows(db):
+    for row in read_rows(db, skip_malformed=True):
         if not row.topic.startswith("croupier/round/"):
             continue
         doc = _payload(row)

@@ -12,9 +12,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import parse_qs, urlparse, urlunparse
+from uuid import UUID
+
+from ledger import envelope
 
 PG_TABLE = "casino_events"
 SQLITE_TABLE = "stored_events"
+MAX_ROW_ID = envelope.MAX_ROW_ID
+"""Row ids are assigned one after another: one beyond 2^48 is not a row this server wrote
+(and spans of ids are never materialised, so a huge id costs nothing)."""
+NON_CANONICAL = "non-canonical:"
+"""Prefix of an originator id that is not in the store's canonical form (reported)."""
+TRUST_TOPICS = ("croupier/trust/genesis@1", "croupier/trust/rotated@1")
+_HEX = frozenset("0123456789abcdef")
 
 
 class Row(NamedTuple):
@@ -31,6 +41,24 @@ class SourceError(Exception):
 
 def _is_pg(db: str) -> bool:
     return db.startswith(("postgresql://", "postgres://"))
+
+
+def is_sqlite(db: str) -> bool:
+    return not _is_pg(db)
+
+
+def _text(raw: bytes) -> str | bytes:
+    """SQLite text as str, or the raw bytes when it is not UTF-8 (reported, not raised)."""
+    try:
+        return raw.decode()
+    except UnicodeDecodeError:
+        return raw
+
+
+def _lite(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn.text_factory = _text
+    return conn
 
 
 def _pg(db: str) -> tuple[str, str]:
@@ -56,12 +84,16 @@ def count_rows(db: str) -> int:
         with psycopg.connect(url) as conn:
             row = conn.execute(f"SELECT count(*) FROM {schema}.{PG_TABLE}").fetchone()
             return int(row[0]) if row else 0
-    with sqlite3.connect(f"file:{_sqlite_path(db)}?mode=ro", uri=True) as conn:
+    with _lite(_sqlite_path(db)) as conn:
         return int(conn.execute(f"SELECT count(*) FROM {SQLITE_TABLE}").fetchone()[0])
 
 
-def read_rows(db: str) -> Iterator[Row]:
-    """Every event row in notification order."""
+def read_rows(db: str, *, skip_malformed: bool = False) -> Iterator[Row]:
+    """Every event row in notification order; with ``skip_malformed`` (the reports: RTP,
+    rounds, history) without rows whose ids are not canonical, which ``verify`` reports."""
+    if skip_malformed:
+        yield from (r for r in read_rows(db) if not r.originator_id.startswith(NON_CANONICAL))
+        return
     if _is_pg(db):
         import psycopg
 
@@ -77,10 +109,10 @@ def read_rows(db: str) -> Iterator[Row]:
                 f"FROM {schema}.{PG_TABLE} ORDER BY notification_id"
             )
             for record in cur:
-                yield _row(*record)
+                yield _pg_row(*record)
         return
     path = _sqlite_path(db)
-    lite = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    lite = _lite(path)
     try:
         lite_cur = lite.execute(
             "SELECT rowid, originator_id, originator_version, topic, state "
@@ -94,22 +126,64 @@ def read_rows(db: str) -> Iterator[Row]:
         lite.close()
 
 
-def id_bounds(db: str) -> tuple[int, int]:
-    """Smallest and largest notification id (0, -1 for an empty log)."""
+def chunk_bounds(db: str, size: int) -> Iterator[tuple[int, int]]:
+    """(first id, last id) of consecutive runs of ``size`` rows, from the ids that exist
+    (never from the span of ids: one row with a huge id must not cost memory)."""
     if _is_pg(db):
         import psycopg
 
         url, schema = _pg(db)
-        with psycopg.connect(url) as conn:
-            row = conn.execute(
-                f"SELECT min(notification_id), max(notification_id) FROM {schema}.{PG_TABLE}"
-            ).fetchone()
-    else:
-        with sqlite3.connect(f"file:{_sqlite_path(db)}?mode=ro", uri=True) as lite:
-            row = lite.execute(f"SELECT min(rowid), max(rowid) FROM {SQLITE_TABLE}").fetchone()
-    if row is None or row[0] is None:
-        return 0, -1
-    return int(row[0]), int(row[1])
+        with psycopg.connect(url) as conn, conn.cursor(name="croupier_ids") as cur:
+            cur.itersize = 50_000
+            cur.execute(f"SELECT notification_id FROM {schema}.{PG_TABLE} ORDER BY 1")
+            yield from _runs((int(r[0]) for r in cur), size)
+        return
+    with _lite(_sqlite_path(db)) as lite:
+        ids = lite.execute(f"SELECT rowid FROM {SQLITE_TABLE} ORDER BY rowid")
+        yield from _runs((int(r[0]) for r in ids), size)
+
+
+def _runs(ids: Iterator[int], size: int) -> Iterator[tuple[int, int]]:
+    first = last = None
+    count = 0
+    for n in ids:
+        if first is None:
+            first = n
+        last, count = n, count + 1
+        if count == size:
+            yield first, last
+            first, count = None, 0
+    if first is not None and last is not None:
+        yield first, last
+
+
+def read_trust_rows(db: str) -> list[Row]:
+    """The key-history rows (genesis, rotations), in order: few, read before the rest."""
+    if _is_pg(db):
+        import psycopg
+
+        url, schema = _pg(db)
+        try:
+            with psycopg.connect(url) as conn:
+                cur = conn.execute(
+                    "SELECT notification_id, originator_id::text, originator_version, topic, "
+                    f"state FROM {schema}.{PG_TABLE} WHERE topic = ANY(%s) "
+                    "ORDER BY notification_id",
+                    (list(TRUST_TOPICS),),
+                )
+                return [_pg_row(*r) for r in cur]
+        except psycopg.Error as e:
+            raise SourceError(f"cannot read the log: {e}") from e
+    try:
+        with _lite(_sqlite_path(db)) as lite:
+            found = lite.execute(
+                "SELECT rowid, originator_id, originator_version, topic, state "
+                f"FROM {SQLITE_TABLE} WHERE topic IN (?, ?) ORDER BY rowid",
+                TRUST_TOPICS,
+            )
+            return [_row(*r) for r in found]
+    except sqlite3.Error as e:
+        raise SourceError(f"cannot read {db}: {e}") from e
 
 
 _CONNECTIONS: dict[str, Any] = {}
@@ -130,9 +204,9 @@ def read_range(db: str, lo: int, hi: int) -> list[Row]:
             "ORDER BY notification_id",
             (lo, hi),
         )
-        return [_row(*record) for record in cur]
+        return [_pg_row(*record) for record in cur]
     if conn is None:
-        conn = _CONNECTIONS[db] = sqlite3.connect(f"file:{_sqlite_path(db)}?mode=ro", uri=True)
+        conn = _CONNECTIONS[db] = _lite(_sqlite_path(db))
     cursor = conn.execute(
         "SELECT rowid, originator_id, originator_version, topic, state "
         f"FROM {SQLITE_TABLE} WHERE rowid BETWEEN ? AND ? ORDER BY rowid",
@@ -141,25 +215,35 @@ def read_range(db: str, lo: int, hi: int) -> list[Row]:
     return [_row(*record) for record in cursor]
 
 
-def _row(n: int, oid: Any, version: int, topic: str, state: Any) -> Row:
+def _pg_row(n: int, oid: Any, version: int, topic: str, state: Any) -> Row:
+    return _row(n, oid, version, topic, state, True)
+
+
+def _row(n: int, oid: Any, version: int, topic: str, state: Any, pg: bool = False) -> Row:
     """One row as both stores return it: ids canonical, state bytes (a tampered state of
     another type is passed through for the checks to flag)."""
     if isinstance(state, bytearray | memoryview):
         state = bytes(state)
-    return Row(n, _canonical(str(oid)), version, topic, state)
+    return Row(n, _canonical(oid, pg), version, topic, state)
 
 
-def _canonical(oid: str) -> str:
-    """The library stores UUIDs as 32 hex digits on SQLite: add the dashes (cheaper than
-    parsing a UUID per row); anything else is returned as it is, for the checks to flag."""
-    if len(oid) == 32:
-        return f"{oid[:8]}-{oid[8:12]}-{oid[12:16]}-{oid[16:20]}-{oid[20:]}"
-    return str(oid)
+def _canonical(oid: Any, pg: bool = False) -> str:
+    """The canonical text of an originator id: on SQLite the library stores 32 lower-case
+    hex digits, on PostgreSQL a uuid (read as its lower-case hyphenated text). Anything
+    else (upper case, other spellings, other types) is marked ``non-canonical:`` for the
+    checks to report: the signature covers the UUID's bytes, so an upper-case copy of an
+    aggregate would otherwise verify as a second aggregate."""
+    if type(oid) is str:
+        if len(oid) == 32 and _HEX.issuperset(oid):
+            return f"{oid[:8]}-{oid[8:12]}-{oid[12:16]}-{oid[16:20]}-{oid[20:]}"
+        if pg and len(oid) == 36:
+            return oid  # PostgreSQL's uuid::text
+    return NON_CANONICAL + repr(oid)[:80]
 
 
 def read_aggregate(db: str, originator_id: str) -> list[Row]:
     """Every row of one aggregate (e.g. a round), in notification order, by its index."""
-    oid = _canonical(originator_id.replace("-", ""))
+    oid = str(UUID(originator_id))  # canonical hyphenated text; ValueError if not a UUID
     if _is_pg(db):
         import psycopg
 
@@ -172,7 +256,7 @@ def read_aggregate(db: str, originator_id: str) -> list[Row]:
                     "ORDER BY notification_id",
                     (oid,),
                 )
-                return [_row(*record) for record in cur]
+                return [_row(n, o, v, t, st, pg=True) for n, o, v, t, st in cur]
         except psycopg.Error as e:
             raise SourceError(f"cannot read PostgreSQL: {e}") from e
     path = _sqlite_path(db)

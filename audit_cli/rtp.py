@@ -140,7 +140,7 @@ def _payload(state: bytes) -> dict[str, Any]:
 def _rounds(db: str) -> Iterator[_Round]:
     """Every round of the log, settled ones in the order they settled, then the rest."""
     rounds: dict[str, _Round] = {}
-    for row in read_rows(db):
+    for row in read_rows(db, skip_malformed=True):
         if not row.topic.startswith(contracts.ROUND_PREFIX):
             continue
         doc = _payload(row.state)

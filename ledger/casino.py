@@ -24,10 +24,11 @@ from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError, PersistenceError
+from eventsourcing.persistence import IntegrityError, OperationalError, PersistenceError
 
 from games.errors import GameRuleError
 from ledger import commands as c
+from ledger import trust
 from ledger.accounts import GameSession
 from ledger.checkpoints import Sealer
 from ledger.errors import (
@@ -39,7 +40,13 @@ from ledger.errors import (
 )
 from ledger.keys import Keyring
 from ledger.projections import History
-from ledger.requests import Request, body_digest, check_request_id, request_aggregate_id
+from ledger.requests import (
+    Request,
+    body_digest,
+    check_request_id,
+    for_request,
+    request_aggregate_id,
+)
 from ledger.rounds import Round
 from ledger.settings import APP_NAME, Settings
 from ledger.store import SigningEventStore, VerifyingMapper
@@ -73,6 +80,8 @@ class Casino(Application[UUID]):
         else:
             super().__init__(env=env)
         self.sealer = Sealer(self)
+        # Key history: genesis, rotations; refuses to start on a keyring the log disagrees with.
+        self.key_history = trust.attach(self)
         self.history = History(self)
 
     # -- infrastructure hooks ---------------------------------------------------------
@@ -159,7 +168,8 @@ class Casino(Application[UUID]):
             return self._answer(prior, request_id, name, digest)
         uow = UnitOfWork(self.find, memo)
         try:
-            result = handler(uow, cmd)
+            # Every movement the handler makes names this request (verify cross-checks it).
+            result = for_request(rid, digest, lambda: handler(uow, cmd))()
         except (LedgerError, GameRuleError):
             # A duplicate of a request still in flight can be refused (the session is
             # busy with the original): if the original has landed, answer with it.
@@ -251,9 +261,9 @@ class Casino(Application[UUID]):
             self.sealer.stop()
             try:
                 self.seal()
-            except TamperDetected as e:
-                # Never checkpoint over a tampered log; closing must still release
-                # the store, and `audit-cli verify` will name the damage.
+            except (TamperDetected, OperationalError) as e:
+                # Never checkpoint over a tampered (or unreadable) log; closing must still
+                # release the store, and `audit-cli verify` will name the damage.
                 log.error("not sealing on close: %s", e)
         finally:
             super().close()

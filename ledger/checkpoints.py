@@ -12,6 +12,7 @@ by their signatures and hash chains only until the next checkpoint.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from ledger.ports import LogApp
 
 PAGE = 2000
+log = logging.getLogger("croupier.sealer")
 
 
 def checkpoint_id(seq: int) -> UUID:
@@ -93,6 +95,8 @@ class Sealer:
         self._commands = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.last_error: str | None = None
+        self._sealed_at: float | None = None  # monotonic time of the newest checkpoint
 
     def latest(self) -> Checkpoint | None:
         seq = self._latest_seq()
@@ -137,8 +141,12 @@ class Sealer:
             for _ in range(10):
                 state = self._state or self._load()
                 tree, last_id = state.tree, state.last_notification_id
+                history = self.app.key_history
                 for note in iter_notifications(self.app, last_id):
-                    tree = tree.append(merkle.leaf_hash(self.app.mapper.open(note)[2]))  # type: ignore[attr-defined]
+                    _, env, h = self.app.mapper.open(note)  # type: ignore[attr-defined]
+                    # Never checkpoint a row whose key was not valid at its position.
+                    history.check_row(note.id, env, f"row {note.id}")
+                    tree = tree.append(merkle.leaf_hash(h))
                     last_id = note.id
                 if tree.size == state.tree.size:
                     self._state = state
@@ -147,7 +155,9 @@ class Sealer:
                 ts = int(time.time() * 1000)
                 root = tree.root()
                 sig = ring.signing_key.sign(
-                    envelope.tree_head_message(tree.size, root, ts, ring.signing_kid)
+                    envelope.tree_head_message(
+                        tree.size, root, ts, ring.signing_kid, history.log_id
+                    )
                 )
                 cp = Checkpoint(
                     seq=state.seq + 1,
@@ -165,18 +175,33 @@ class Sealer:
                     self._state = None  # another sealer wrote this number: catch up
                     continue
                 self._state = _SealerState(cp.seq, tree, last_id)
+                self._sealed_at = time.monotonic()
                 return cp.view()
             return None
 
     # -- the timer used by `croupier serve` -------------------------------------------
+
+    def checkpoint_age(self) -> float | None:
+        """Seconds since the newest checkpoint (this process's, else the stored one)."""
+        if self._sealed_at is not None:
+            return time.monotonic() - self._sealed_at
+        cp = self.latest()
+        return None if cp is None else max(0.0, time.time() - cp.timestamp_ms / 1000)
 
     def start(self, interval: float) -> None:
         def run() -> None:
             while not self._stop.wait(interval):
                 try:
                     self.seal()
-                except Exception:  # a failed seal is retried at the next tick
-                    continue
+                except Exception as e:  # retried at the next tick; logged and in /health
+                    message = f"{type(e).__name__}: {e}"
+                    if message != self.last_error:
+                        log.error("sealer: checkpoint failed: %s", message)
+                    self.last_error = message
+                else:
+                    if self.last_error:
+                        log.warning("sealer: checkpoints resumed")
+                    self.last_error = None
 
         self._thread = threading.Thread(target=run, name="croupier-sealer", daemon=True)
         self._thread.start()

@@ -3,25 +3,59 @@
 Auditors can re-implement this module from its docstring alone; it imports nothing from
 eventsourcing or the rest of croupier.
 
-Stored ``state`` column of every event row::
+Stored ``state`` column of every event row (format 2, written by every current server)::
 
-    b"CRPS" | 0x01 | len(kid):u8 | kid (ascii) | prev_hash[32] | signature[64] | payload
+    b"CRPS" | 0x02 | len(kid):u8 | kid (ascii) | prev_hash[32] | signature[64] | payload
 
 ``payload`` is the JSON the eventsourcing transcoder produced for the event. The Ed25519
 signature covers the signing message::
 
-    b"croupier-event/v1\\x00" | originator_id (16 UUID bytes) | version:u64be
+    b"croupier-event/v2\\x00" | log_id[16] | originator_id (16 UUID bytes) | version:u64be
       | len(topic):u16be | topic (utf-8) | SHA-256(payload) | prev_hash | len(kid):u8 | kid
+
+``log_id`` is the 16 random bytes fixed by the log's genesis event (below): a row copied
+from another deployment's log never verifies here, even when both share a signing key.
+``version`` is an integer 1 ≤ version < 2^63, the row id (notification id) an integer
+1 ≤ id ≤ 2^48, the originator id a canonical UUID (on SQLite the library's 32 lower-case
+hex digits), the topic UTF-8 text; anything else is not a valid row.
 
 ``prev_hash`` is the event hash of the previous version of the same aggregate (32 zero
 bytes for version 1). The event hash is ``SHA-256(b"croupier-event-hash/v1\\x00" |
 message | signature)``: it commits to every column of the row, so it is also the entry
 of the event's leaf in the Merkle tree (RFC 9162 leaf hash ``SHA-256(0x00 | event_hash)``).
 
-A checkpoint's tree head is signed over::
+A checkpoint's tree head (format 2) is signed over::
 
-    b"croupier-checkpoint/v1\\x00" | tree_size:u64be | root_hash[32] | timestamp_ms:u64be
-      | len(kid):u8 | kid
+    b"croupier-checkpoint/v2\\x00" | log_id[16] | tree_size:u64be | root_hash[32]
+      | timestamp_ms:u64be | len(kid):u8 | kid
+
+Key trust is itself in the log, in the aggregate ``uuid5(NAMESPACE_URL, "croupier:log-trust")``
+(30178694-f6ef-5635-a87c-24a18c0af24d; see ``ledger.trust``):
+
+- version 1, topic ``croupier/trust/genesis@1``: payload fields ``log_id`` (32 hex
+  digits), ``kid``, ``public_key`` (64 hex digits, raw Ed25519) and ``legacy`` (null, or
+  for a log upgraded from format 1 ``{"tree_size", "root_hash", "last_notification_id",
+  "keys": {kid: public key hex}}``: the number of format 1 rows before the genesis, the
+  RFC 9162 root over their leaves, the id of the last one, and the keys that signed them).
+  It must be the first format 2 row, at position ``tree_size`` (0 for a new log), and is
+  signed by the key it names, under the log id it names. Auditors pin
+  that key's fingerprint, ``SHA-256(raw public key)`` in hex (``audit-cli keys`` prints it).
+- versions 2, 3, …, topic ``croupier/trust/rotated@1``: fields ``old_kid``, ``kid``,
+  ``public_key`` and ``proof``, signed (as every row) by the key valid until then, and
+  ``proof`` = the new key's signature over ``b"croupier-key-rotation/v1\\x00" | log_id
+  | len(old_kid):u8 | old_kid | new public key[32]`` (it holds the key it names).
+
+A row (checkpoints included) is valid only if signed by the key valid at its position in
+notification order: the genesis key from the genesis row on, and each rotation's new key
+for the rows *after* the rotation row; a retired key signs nothing after its retirement.
+
+Format 1 (``0x01``, logs written before key trust existed) has the same layout; its
+message is the format 2 message with domain ``b"croupier-event/v1\\x00"`` and without
+``log_id``, and its tree heads use ``b"croupier-checkpoint/v1\\x00"`` without ``log_id``.
+Format 1 rows are valid only as the *legacy prefix* of a log: the rows before its genesis
+event, whose count and RFC 9162 root the genesis event records in ``legacy`` (signed by
+the pinned key), so no format 1 row can be accepted after the genesis. A log with format 1
+rows and no genesis yet can only be checked against a local keyring (unpinned).
 """
 
 from __future__ import annotations
@@ -29,7 +63,7 @@ from __future__ import annotations
 import hashlib
 import struct
 from typing import NamedTuple
-from uuid import UUID
+from uuid import NAMESPACE_URL, UUID, uuid5
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import (
@@ -37,11 +71,18 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PublicKey,
 )
 
-MAGIC = b"CRPS\x01"
+MAGIC = b"CRPS\x02"
+MAGIC_V1 = b"CRPS\x01"
 GENESIS = bytes(32)
-_EVENT_DOMAIN = b"croupier-event/v1\x00"
+MAX_VERSION = 2**63 - 1
+MAX_ROW_ID = 2**48
+TRUST_ID = uuid5(NAMESPACE_URL, "croupier:log-trust")  # 30178694-f6ef-5635-a87c-24a18c0af24d
+GENESIS_TOPIC = "croupier/trust/genesis@1"
+ROTATED_TOPIC = "croupier/trust/rotated@1"
+_EVENT_DOMAIN = {1: b"croupier-event/v1\x00", 2: b"croupier-event/v2\x00"}
 _HASH_DOMAIN = b"croupier-event-hash/v1\x00"
-_HEAD_DOMAIN = b"croupier-checkpoint/v1\x00"
+_HEAD_DOMAIN = {1: b"croupier-checkpoint/v1\x00", 2: b"croupier-checkpoint/v2\x00"}
+_ROTATION_DOMAIN = b"croupier-key-rotation/v1\x00"
 
 
 class EnvelopeError(ValueError):
@@ -55,6 +96,7 @@ class Envelope(NamedTuple):
     prev_hash: bytes
     signature: bytes
     payload: bytes
+    format: int = 2
 
 
 def _uuid_bytes(originator_id: UUID | str | bytes) -> bytes:
@@ -72,12 +114,19 @@ def signing_message(
     payload: bytes,
     prev_hash: bytes,
     kid: str,
+    log_id: bytes | None = None,
 ) -> bytes:
+    """Format 2 message when ``log_id`` is given, else the legacy format 1 message."""
+    if type(version) is not int or not 1 <= version <= MAX_VERSION:
+        raise EnvelopeError(f"version {version!r} is not an integer from 1 to 2^63-1")
     t = topic.encode()
     k = kid.encode("ascii")
+    if log_id is not None and len(log_id) != 16:
+        raise EnvelopeError("log id must be 16 bytes")
     return b"".join(
         (
-            _EVENT_DOMAIN,
+            _EVENT_DOMAIN[1 if log_id is None else 2],
+            log_id or b"",
             _uuid_bytes(originator_id),
             struct.pack(">QH", version, len(t)),
             t,
@@ -95,12 +144,19 @@ def event_hash(message: bytes, signature: bytes) -> bytes:
 
 def encode(env: Envelope) -> bytes:
     k = env.kid.encode("ascii")
-    return MAGIC + bytes((len(k),)) + k + env.prev_hash + env.signature + env.payload
+    magic = MAGIC if env.format == 2 else MAGIC_V1
+    return magic + bytes((len(k),)) + k + env.prev_hash + env.signature + env.payload
 
 
 def decode(state: bytes) -> Envelope:
-    if not state.startswith(MAGIC) or len(state) < len(MAGIC) + 1:
+    if state.startswith(MAGIC):
+        fmt = 2
+    elif state.startswith(MAGIC_V1):
+        fmt = 1
+    else:
         raise EnvelopeError("not a croupier envelope (bad magic)")
+    if len(state) < len(MAGIC) + 1:
+        raise EnvelopeError("truncated envelope")
     n = state[len(MAGIC)]
     start = len(MAGIC) + 1
     if len(state) < start + n + 32 + 64:
@@ -110,7 +166,7 @@ def decode(state: bytes) -> Envelope:
     except UnicodeDecodeError as e:
         raise EnvelopeError("key id is not ascii") from e
     p = start + n
-    return Envelope(kid, state[p : p + 32], state[p + 32 : p + 96], state[p + 96 :])
+    return Envelope(kid, state[p : p + 32], state[p + 32 : p + 96], state[p + 96 :], fmt)
 
 
 def seal(
@@ -121,11 +177,13 @@ def seal(
     topic: str,
     payload: bytes,
     prev_hash: bytes,
+    log_id: bytes | None = None,
 ) -> tuple[bytes, bytes]:
-    """Return (stored state bytes, event hash)."""
-    msg = signing_message(originator_id, version, topic, payload, prev_hash, kid)
+    """Return (stored state bytes, event hash); format 2 with ``log_id``, else format 1."""
+    msg = signing_message(originator_id, version, topic, payload, prev_hash, kid, log_id)
     sig = key.sign(msg)
-    return encode(Envelope(kid, prev_hash, sig, payload)), event_hash(msg, sig)
+    fmt = 1 if log_id is None else 2
+    return encode(Envelope(kid, prev_hash, sig, payload, fmt)), event_hash(msg, sig)
 
 
 def check(
@@ -134,20 +192,36 @@ def check(
     version: int,
     topic: str,
     env: Envelope,
+    log_id: bytes | None = None,
 ) -> bytes:
     """Verify the signature of a decoded envelope; return its event hash.
 
-    Raises ``cryptography.exceptions.InvalidSignature`` when it does not verify.
+    A format 2 envelope needs the log id. Raises ``InvalidSignature`` when it does not
+    verify, ``EnvelopeError`` when the row cannot be a valid row at all.
     """
-    msg = signing_message(originator_id, version, topic, env.payload, env.prev_hash, env.kid)
+    if env.format == 2 and log_id is None:
+        raise EnvelopeError("a format 2 envelope needs the log id of its genesis")
+    msg = signing_message(
+        originator_id,
+        version,
+        topic,
+        env.payload,
+        env.prev_hash,
+        env.kid,
+        log_id if env.format == 2 else None,
+    )
     public_key.verify(env.signature, msg)
     return event_hash(msg, env.signature)
 
 
-def tree_head_message(size: int, root: bytes, timestamp_ms: int, kid: str) -> bytes:
+def tree_head_message(
+    size: int, root: bytes, timestamp_ms: int, kid: str, log_id: bytes | None = None
+) -> bytes:
+    """Format 2 tree head when ``log_id`` is given, else format 1."""
     k = kid.encode("ascii")
     return (
-        _HEAD_DOMAIN
+        _HEAD_DOMAIN[1 if log_id is None else 2]
+        + (log_id or b"")
         + struct.pack(">Q", size)
         + root
         + struct.pack(">Q", timestamp_ms)
@@ -156,17 +230,32 @@ def tree_head_message(size: int, root: bytes, timestamp_ms: int, kid: str) -> by
 
 
 def verify_tree_head(
-    public_key: Ed25519PublicKey, size: int, root: bytes, timestamp_ms: int, kid: str, sig: bytes
+    public_key: Ed25519PublicKey,
+    size: int,
+    root: bytes,
+    timestamp_ms: int,
+    kid: str,
+    sig: bytes,
+    log_id: bytes | None = None,
 ) -> bool:
     try:
-        public_key.verify(sig, tree_head_message(size, root, timestamp_ms, kid))
-    except InvalidSignature:
+        public_key.verify(sig, tree_head_message(size, root, timestamp_ms, kid, log_id))
+    except (InvalidSignature, struct.error, ValueError):
         return False
     return True
 
 
+def rotation_message(log_id: bytes, old_kid: str, new_public_key: bytes) -> bytes:
+    """What the new key signs in a rotation event (proof that its holder agreed)."""
+    k = old_kid.encode("ascii")
+    return _ROTATION_DOMAIN + log_id + bytes((len(k),)) + k + new_public_key
+
+
 __all__ = [
     "GENESIS",
+    "GENESIS_TOPIC",
+    "ROTATED_TOPIC",
+    "TRUST_ID",
     "Envelope",
     "EnvelopeError",
     "InvalidSignature",
@@ -174,6 +263,7 @@ __all__ = [
     "decode",
     "encode",
     "event_hash",
+    "rotation_message",
     "seal",
     "signing_message",
     "tree_head_message",

@@ -86,17 +86,46 @@ class Keyring:
     sealing_keys: dict[str, bytes]
     public_keys: dict[str, Ed25519PublicKey] = field(default_factory=dict)
     created: dict[str, str] = field(default_factory=dict)
+    keys_dir: Path | None = None
+    genesis: dict[str, str] = field(default_factory=dict)
+    """The log's genesis key (kid, fingerprint, log id), recorded when the log names it."""
+    _retired: dict[str, Ed25519PrivateKey] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.public_keys.setdefault(self.signing_kid, self.signing_key.public_key())
+
+    def private_key(self, kid: str) -> Ed25519PrivateKey | None:
+        """A signing private key of this keyring by id (current, or retired and still on
+        disk): the log's rotation event must be signed by the key it retires."""
+        if kid == self.signing_kid:
+            return self.signing_key
+        if kid in self._retired:
+            return self._retired[kid]
+        if self.keys_dir is not None:
+            path = self.keys_dir / f"signing-{kid}.pem"
+            if path.exists():
+                key = load_private_key(path.read_bytes())
+                if key_id(key.public_key()) == kid:
+                    return key
+        return None
+
+    def record_genesis(self, kid: str, fingerprint_hex: str, log_id_hex: str) -> None:
+        """Remember the log's genesis key, and write it into keyring.json for auditors."""
+        doc = {"kid": kid, "fingerprint": "SHA256:" + fingerprint_hex, "log_id": log_id_hex}
+        if self.genesis == doc:
+            return
+        self.genesis = doc
+        if self.keys_dir is not None and (self.keys_dir / "keyring.json").exists():
+            self._write_index(self.keys_dir)
 
     @property
     def sealing_key(self) -> bytes:
         return self.sealing_keys[self.sealing_kid]
 
     def public_document(self) -> dict[str, Any]:
-        """The auditor's keyring: every signing public key with its fingerprint."""
-        return {
+        """The auditor's keyring: every signing public key with its fingerprint, and the
+        log's genesis key (the fingerprint an auditor pins) once the log names it."""
+        doc: dict[str, Any] = {
             "format": "croupier-public-keys/v1",
             "current": self.signing_kid,
             "keys": [
@@ -111,6 +140,9 @@ class Keyring:
                 for kid, pub in sorted(self.public_keys.items())
             ],
         }
+        if self.genesis:
+            doc["genesis"] = dict(self.genesis)
+        return doc
 
     # -- construction ------------------------------------------------------------------
 
@@ -128,12 +160,15 @@ class Keyring:
         if not index.exists():
             if not create:
                 raise KeyringError(f"no keyring at {index} and key generation is disabled")
+            if not keys_dir.parent.exists():  # the data directory: private (0700) too
+                keys_dir.parent.mkdir(parents=True, mode=0o700)
             keys_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             ring = cls.generate()
             ring._write_signing(keys_dir)
             _write_secret(
                 keys_dir / f"sealing-{ring.sealing_kid}.key", ring.sealing_key.hex().encode()
             )
+            ring.keys_dir = keys_dir
             ring._write_index(keys_dir)
             return ring
         doc = json.loads(index.read_text())
@@ -149,15 +184,24 @@ class Keyring:
         if seal_kid not in sealing:
             raise KeyringError(f"sealing key {seal_kid} missing from {keys_dir}")
         created = {k["kid"]: k.get("created", "") for k in doc.get("keys", [])}
-        return cls(kid, sk, seal_kid, sealing, load_public_keys(doc), created)
+        genesis = doc.get("genesis") if isinstance(doc.get("genesis"), dict) else {}
+        return cls(
+            kid, sk, seal_kid, sealing, load_public_keys(doc), created, keys_dir, dict(genesis)
+        )
 
-    def rotate(self, keys_dir: Path) -> str:
-        """Make a new current signing key; old public keys stay in the keyring."""
+    def rotate(self, keys_dir: Path | None = None) -> str:
+        """Make a new current signing key; old public keys stay in the keyring. The next
+        application to open the log records the rotation there, signed by the old key
+        (``ledger.trust``). Without ``keys_dir`` (in-memory keyrings) nothing is written."""
+        keys_dir = keys_dir or self.keys_dir
+        self._retired[self.signing_kid] = self.signing_key
         self.signing_key = Ed25519PrivateKey.generate()
         self.signing_kid = key_id(self.signing_key.public_key())
         self.public_keys[self.signing_kid] = self.signing_key.public_key()
-        self._write_signing(keys_dir)
-        self._write_index(keys_dir)
+        if keys_dir is not None:
+            self.keys_dir = keys_dir
+            self._write_signing(keys_dir)
+            self._write_index(keys_dir)
         return self.signing_kid
 
     def _write_signing(self, keys_dir: Path) -> None:

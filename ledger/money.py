@@ -67,5 +67,18 @@ def house_ledger(currency: str) -> str:
 
 
 def movement(source: str, destination: str, amount: int, currency: str) -> dict[str, Any]:
-    """The wire form of one double-entry movement, carried by exactly one event."""
-    return {"source": source, "destination": destination, "amount": amount, "currency": currency}
+    """The wire form of one double-entry movement, carried by exactly one event; it names
+    the request of the command that made it (record id, body digest, number within it)."""
+    from ledger.requests import CURRENT_REQUEST
+
+    mv: dict[str, Any] = {
+        "source": source,
+        "destination": destination,
+        "amount": amount,
+        "currency": currency,
+    }
+    request = CURRENT_REQUEST.get()
+    if request is not None:
+        request[2] += 1
+        mv["request"] = {"id": request[0], "digest": request[1], "seq": request[2]}
+    return mv

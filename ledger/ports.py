@@ -35,6 +35,10 @@ class LogApp(Protocol):
     @property
     def events(self) -> EventStore[UUID]: ...
 
+    key_history: Any
+    """The log's key history (a ``ledger.trust.KeyHistory``; typed loosely because trust
+    imports this port)."""
+
     def find(self, cls: type[A], aggregate_id: UUID) -> A | None: ...
 
     def save(self, *objs: Any, **kwargs: Any) -> Any: ...

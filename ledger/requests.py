@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Any, TypeVar
 from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
@@ -19,6 +21,26 @@ from ledger.accounts import NAMESPACE
 from ledger.errors import InvalidRequest
 
 MAX_REQUEST_ID = 200
+T = TypeVar("T")
+
+# The request a command runs for: every money movement it makes names it (id of the
+# request record, body digest, and its number within the command: 1, 2, ...), so an
+# auditor can check that each movement's request record exists with the same digest and
+# that no request moved money twice (a deleted record would let a retry pay again).
+CURRENT_REQUEST: ContextVar[list[Any] | None] = ContextVar("croupier_request", default=None)
+
+
+def for_request(rid: UUID, digest: str, action: Callable[[], T]) -> Callable[[], T]:
+    """``action`` run with its request named in every movement it makes."""
+
+    def bound() -> T:
+        token = CURRENT_REQUEST.set([str(rid), digest, 0])
+        try:
+            return action()
+        finally:
+            CURRENT_REQUEST.reset(token)
+
+    return bound
 
 
 def request_aggregate_id(scope: str, request_id: str) -> UUID:

@@ -34,8 +34,10 @@ class Settings(BaseSettings):
     sealing_key: SecretStr | None = None
     public_keys_file: Path | None = None
     checkpoint_every: int = 1000
-    checkpoint_interval_seconds: float = 5.0
+    checkpoint_interval_seconds: float = 1.0
     aggregate_cache_size: int = 10_000
+    # False when the application role does not own the schema (`croupier db init`).
+    create_tables: bool = True
     # HTTP API (``croupier serve``). Bearer tokens of the operator's backend and of the
     # auditors; when unset, generated on first run into DATA_DIR/api-tokens.json (0600).
     operator_token: SecretStr | None = None
@@ -43,6 +45,14 @@ class Settings(BaseSettings):
     # Key of the stateless session tokens (HMAC-SHA256); when unset, 32 random bytes in
     # KEYS_DIR/api-secret.key (0600), generated on first run.
     api_secret: SecretStr | None = None
+    # HTTP limits (api/limits.py): checked before a request body is read.
+    session_token_ttl_seconds: int = 86_400
+    closed_session_grace_seconds: int = 300
+    max_body_bytes: int = 65_536
+    requests_per_address_per_second: float = 1_000.0
+    requests_per_credential_per_second: float = 500.0
+    auth_failures_per_second: float = 2.0
+    auth_failure_burst: int = 20
 
     @property
     def key_directory(self) -> Path:
@@ -54,12 +64,14 @@ class Settings(BaseSettings):
 
     def eventsourcing_env(self) -> dict[str, str]:
         env = {"AGGREGATE_CACHE_MAXSIZE": str(self.aggregate_cache_size)}
+        if not self.create_tables:
+            env["CREATE_TABLE"] = "n"
         if self.database_url:
             env.update(postgres_env(self.database_url))
         elif os.environ.get("POSTGRES_DBNAME"):
             env["PERSISTENCE_MODULE"] = "eventsourcing.postgres"
         else:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
+            _private_files(self.data_dir, (SQLITE_FILE, "casino.lock"))
             env["PERSISTENCE_MODULE"] = "eventsourcing.sqlite"
             env["SQLITE_DBNAME"] = str(self.data_dir / SQLITE_FILE)
             env["SQLITE_LOCK_TIMEOUT"] = "30"
@@ -100,7 +112,34 @@ class Settings(BaseSettings):
             publics = load_public_keys(json.loads(self.public_keys_file.read_text()))
         from ledger.keys import key_id
 
-        return Keyring(key_id(sk.public_key()), sk, "seal-env", {"seal-env": sealing}, publics)
+        # KEYS_DIR may hold the previous private key (signing-<kid>.pem): the rotation to
+        # this key must be recorded in the log, signed by that one.
+        return Keyring(
+            key_id(sk.public_key()),
+            sk,
+            "seal-env",
+            {"seal-env": sealing},
+            publics,
+            keys_dir=self.key_directory,
+        )
+
+
+def _private_files(data_dir: Path, names: tuple[str, ...]) -> None:
+    """The data directory 0700 and the SQLite files 0600 when this creates them: they hold
+    player ids, balances and request results (SQLite gives its -wal and -shm files the
+    database file's mode)."""
+    if not data_dir.exists():
+        data_dir.mkdir(parents=True, mode=0o700)
+        data_dir.chmod(0o700)  # mkdir's mode is masked by the umask
+    for name in names:
+        path = data_dir / name
+        if not path.exists():
+            try:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            except FileExistsError:
+                pass  # another process made it first
+            else:
+                path.chmod(0o600)
 
 
 def postgres_env(url: str) -> dict[str, str]:

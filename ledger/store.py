@@ -30,6 +30,8 @@ from ledger.errors import TamperDetected
 from ledger.keys import Keyring
 
 _APPEND_ONLY = "croupier: event rows are append-only"
+LOCK_FUNCTION = "croupier_lock_events"
+_HEX = frozenset("0123456789abcdef")
 
 
 class VerifyingMapper(Mapper[UUID]):
@@ -45,6 +47,16 @@ class VerifyingMapper(Mapper[UUID]):
 
     keyring: Keyring
     CACHE_SIZE = 200_000
+    log_id: bytes | None = None
+    """The log id of the genesis (format 2 rows are signed under it); None before it."""
+    trusted_keys: dict[str, Any] | None = None
+    """The keys the log's key history names (None before the genesis is read)."""
+    legacy_keys: dict[str, Any] | None = None
+    """Keys of the format 1 prefix (before the genesis: the keyring's)."""
+    signer: tuple[Any, str] | None = None
+    """Overrides the keyring's current key (the rotation event is signed by the old key)."""
+    refresh_trust: Any = None
+    """Re-reads the key history when a row names a key it does not know yet."""
 
     def _cache(
         self,
@@ -84,17 +96,30 @@ class VerifyingMapper(Mapper[UUID]):
             entry = known.get((stored.originator_id, stored.originator_version))
         if entry is not None and entry[0] == hashlib.sha256(stored.state).digest():
             return plain, env, entry[1]
-        pub = self.keyring.public_keys.get(env.kid)
+        pub = self._key(env)
+        if pub is None and env.format == 2 and self.refresh_trust is not None:
+            self.refresh_trust()  # another process may have rotated the key
+            pub = self._key(env)
         if pub is None:
             raise TamperDetected(f"{where}: signed with unknown key {env.kid!r}")
         try:
             h = envelope.check(
-                pub, stored.originator_id, stored.originator_version, stored.topic, env
+                pub, stored.originator_id, stored.originator_version, stored.topic, env, self.log_id
             )
         except envelope.InvalidSignature:
             raise TamperDetected(f"{where}: signature does not verify") from None
+        except envelope.EnvelopeError as e:
+            raise TamperDetected(f"{where}: {e}") from None
         self.remember(stored.originator_id, stored.originator_version, stored.state, h)
         return plain, env, h
+
+    def _key(self, env: envelope.Envelope) -> Any:
+        if env.format == 1:
+            keys = self.keyring.public_keys if self.legacy_keys is None else self.legacy_keys
+            return keys.get(env.kid)
+        if self.trusted_keys is None or self.log_id is None:
+            return None
+        return self.trusted_keys.get(env.kid)
 
     def to_domain_event(self, stored_event: StoredEvent) -> DomainEventProtocol[UUID]:
         plain, _, _ = self.open(stored_event)
@@ -128,7 +153,13 @@ class SigningEventStore(EventStore[UUID]):
     def put(
         self, domain_events: Sequence[DomainEventProtocol[UUID]], **kwargs: Any
     ) -> list[Recording[UUID]]:
-        key, kid = self.mapper.keyring.signing_key, self.mapper.keyring.signing_kid
+        key, kid = self.mapper.signer or (
+            self.mapper.keyring.signing_key,
+            self.mapper.keyring.signing_kid,
+        )
+        log_id = self.mapper.log_id
+        if log_id is None:
+            raise TamperDetected("the log has no genesis event: refusing to write")
         stored: list[StoredEvent] = []
         batch: dict[UUID | str, tuple[int, bytes]] = {}
         hashes: list[tuple[int, bytes]] = []
@@ -140,7 +171,7 @@ class SigningEventStore(EventStore[UUID]):
                 prev = prior[1]
             else:
                 prev = self._hash_at(oid, version - 1)
-            state, h = envelope.seal(key, kid, oid, version, plain.topic, plain.state, prev)
+            state, h = envelope.seal(key, kid, oid, version, plain.topic, plain.state, prev, log_id)
             batch[oid] = (version, h)
             hashes.append((version, h))
             stored.append(StoredEvent(oid, version, plain.topic, state))
@@ -201,6 +232,18 @@ class AppendOnlySQLiteRecorder(SQLiteApplicationRecorder):
     def __init__(self, datastore: SQLiteDatastore, events_table_name: str = "stored_events"):
         super().__init__(datastore, events_table_name)
 
+    def convert_originator_id(self, originator_id: str) -> UUID | str:
+        """Only the library's own spelling (32 lower-case hex digits): the signature
+        covers the UUID's bytes, so an upper-case copy of an aggregate's rows would
+        otherwise verify as a second aggregate and be checkpointed by the sealer."""
+        if (
+            type(originator_id) is not str
+            or len(originator_id) != 32
+            or not _HEX.issuperset(originator_id)
+        ):
+            raise TamperDetected(f"a row has a non-canonical originator id {originator_id!r}")
+        return UUID(originator_id)
+
     def construct_create_table_statements(self) -> list[str]:
         t = self.events_table_name
         return [
@@ -230,7 +273,24 @@ class AppendOnlyPostgresRecorder(PostgresApplicationRecorder):
         super().__init__(datastore, events_table_name=events_table_name)
         schema, table = Identifier(datastore.schema), Identifier(self.events_table_name)
         fn = Identifier("croupier_append_only")
+        lock = Identifier(LOCK_FUNCTION)
+        # The insert lock (EXCLUSIVE, which keeps notification ids in commit order) is
+        # taken through a SECURITY DEFINER function of the table's owner: LOCK TABLE in
+        # that mode needs UPDATE, DELETE or TRUNCATE, which the application role must not
+        # have (`croupier db init` grants it only SELECT, INSERT and EXECUTE on this).
+        self.lock_table_statements = [
+            self.lock_table_statements[0],  # SET LOCAL lock_timeout
+            SQL("SELECT {schema}.{lock}()").format(schema=schema, lock=lock),
+        ]
         self.sql_create_statements += [
+            SQL(
+                "CREATE OR REPLACE FUNCTION {schema}.{lock}() RETURNS void LANGUAGE plpgsql "
+                "SECURITY DEFINER SET search_path = pg_catalog AS "
+                "$$ BEGIN LOCK TABLE {schema}.{table} IN EXCLUSIVE MODE; END $$"
+            ).format(schema=schema, lock=lock, table=table),
+            SQL("REVOKE ALL ON FUNCTION {schema}.{lock}() FROM PUBLIC").format(
+                schema=schema, lock=lock
+            ),
             SQL(
                 "CREATE OR REPLACE FUNCTION {schema}.{fn}() RETURNS trigger LANGUAGE plpgsql AS "
                 "$$ BEGIN RAISE EXCEPTION '" + _APPEND_ONLY + " (% on %)', TG_OP, TG_TABLE_NAME "

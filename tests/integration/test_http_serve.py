@@ -85,4 +85,8 @@ def test_serve_generates_its_credentials_once_and_seals_on_stop(tmp_path: Path) 
         assert (r.status_code, r.json()["balance"]) == (200, 0)
 
     # Stopping sealed a checkpoint over everything; the log verifies with the default keys.
-    assert audit_cli(["verify", "--db", str(tmp_path / "casino.sqlite"), "--jobs", "1"]) == 0
+    pin = str(tmp_path / "keys" / "keyring.json")  # names the genesis key (issue 11)
+    assert (
+        audit_cli(["verify", "--db", str(tmp_path / "casino.sqlite"), "--pin", pin, "--jobs", "1"])
+        == 0
+    )

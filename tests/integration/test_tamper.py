@@ -325,8 +325,19 @@ def test_cli_passes_on_untouched_log(store: Store) -> None:
     build_log(store)
     keys = store.data_dir / "public.json"
     keys.write_text(json.dumps(store.keyring.public_document()))
+    # Without a pinned genesis key, passing needs the auditor's explicit consent (issue 11).
     proc = subprocess.run(
-        [sys.executable, "-m", "audit_cli.main", "verify", "--db", store.db, "--keys", str(keys)],
+        [
+            sys.executable,
+            "-m",
+            "audit_cli.main",
+            "verify",
+            "--db",
+            store.db,
+            "--keys",
+            str(keys),
+            "--trust-local-keyring",
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -376,6 +387,8 @@ def test_verify_rebuilds_every_balance_from_the_raw_log(store: Store) -> None:
             "--db",
             store.db,
             "--keys",
+            str(keys),
+            "--pin",  # the keys document names the genesis key (issue 11)
             str(keys),
             "--json",
             "--balances",

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from audit_cli.rounds import check_round
 from audit_cli.rows import read_rows
-from audit_cli.verify import verify
+from audit_cli.verify import trust_candidates, verify
 from games.red_dog import engine as rd
 from ledger import envelope
 from ledger.bootstrap import bootstrap
@@ -142,6 +142,7 @@ def test_a_payout_re_signed_with_the_real_key_passes_the_signatures_but_not_the_
         row.topic,
         json.dumps(doc, separators=(",", ":")).encode(),
         env.prev_hash,  # the newest event of the round: its link to v-1 is unchanged
+        trust_candidates(read_rows(store.db))[0],  # the log id (public, in the genesis)
     )
     conn = store.connect()
     try:

@@ -1,0 +1,70 @@
+"""``croupier db init``: the PostgreSQL schema made by an owner role, used by a least-
+privileged application role.
+
+Run by the role that is to own the schema (``--owner-url``, default
+``CROUPIER_DATABASE_URL``), it creates the schema, the composite types, the event table,
+its append-only triggers and the insert-lock function, and grants the application role
+(``--app-role``, an existing role) only what ``croupier serve`` needs:
+
+- ``USAGE`` on the schema; ``SELECT`` and ``INSERT`` on the event table; ``USAGE`` on its
+  notification id sequence;
+- ``EXECUTE`` on ``croupier_lock_events()``, the owner's SECURITY DEFINER function that
+  takes the recorder's EXCLUSIVE insert lock (``LOCK TABLE`` in that mode would need
+  UPDATE, DELETE or TRUNCATE).
+
+The application role owns nothing, so it can neither UPDATE, DELETE or TRUNCATE rows nor
+disable or drop the triggers. Then run ``croupier serve`` as that role with
+``CROUPIER_CREATE_TABLES=false``.
+"""
+
+from __future__ import annotations
+
+from eventsourcing.postgres import PostgresDatastore
+from psycopg.sql import SQL, Identifier
+
+from ledger.settings import APP_NAME, postgres_env
+from ledger.store import LOCK_FUNCTION, AppendOnlyPostgresRecorder
+
+EVENTS_TABLE = f"{APP_NAME}_events"
+
+
+class DbInitError(Exception):
+    """The schema cannot be created or the role does not exist."""
+
+
+def init_db(owner_url: str, app_role: str) -> dict[str, str]:
+    env = postgres_env(owner_url)
+    schema = env.get("POSTGRES_SCHEMA", "public")
+    datastore = PostgresDatastore(
+        env["POSTGRES_DBNAME"],
+        env["POSTGRES_HOST"],
+        env["POSTGRES_PORT"],
+        env["POSTGRES_USER"],
+        env["POSTGRES_PASSWORD"],
+        schema=schema,
+        pool_size=2,  # the schema lock is held on one connection while another creates
+    )
+    try:
+        with datastore.transaction(commit=True) as curs:
+            curs.execute(SQL("SELECT 1 FROM pg_roles WHERE rolname = %s"), (app_role,))
+            if curs.fetchone() is None:
+                raise DbInitError(f"no role {app_role!r}: create it first (CREATE ROLE … LOGIN)")
+            curs.execute(SQL("CREATE SCHEMA IF NOT EXISTS {0}").format(Identifier(schema)))
+        recorder = AppendOnlyPostgresRecorder(datastore, events_table_name=EVENTS_TABLE)
+        recorder.create_table()
+        s, t, role = Identifier(schema), Identifier(EVENTS_TABLE), Identifier(app_role)
+        seq = Identifier(f"{EVENTS_TABLE}_notification_id_seq")
+        with datastore.transaction(commit=True) as curs:
+            for statement in (
+                SQL("REVOKE ALL ON {s}.{t} FROM {role}"),
+                SQL("GRANT USAGE ON SCHEMA {s} TO {role}"),
+                SQL("GRANT SELECT, INSERT ON {s}.{t} TO {role}"),
+                SQL("GRANT USAGE ON SEQUENCE {s}.{seq} TO {role}"),
+                SQL("GRANT EXECUTE ON FUNCTION {s}.{lock}() TO {role}"),
+            ):
+                curs.execute(
+                    statement.format(s=s, t=t, role=role, seq=seq, lock=Identifier(LOCK_FUNCTION))
+                )
+    finally:
+        datastore.close()
+    return {"schema": schema, "table": EVENTS_TABLE, "app_role": app_role}

@@ -1,0 +1,171 @@
+"""The HTTP guard: before one byte of a request body is read, the caller is authenticated,
+rate-limited and size-checked.
+
+An ASGI middleware (outermost), so an unauthenticated or oversized request costs the
+server its headers only:
+
+- ``/v1/…`` needs a valid bearer credential (any role; each route then checks its own):
+  none or an unknown one is answered 401 at once, and counts against the caller's address
+  (``auth_failures_per_second`` with a burst of ``auth_failure_burst``), beyond which
+  the address gets 429 with ``Retry-After``;
+- every request counts against its address (``requests_per_address_per_second``) and,
+  once authenticated, its credential (``requests_per_credential_per_second``), each a
+  token bucket with a burst of twice its rate: 429 with ``Retry-After`` when empty;
+- a body larger than ``max_body_bytes`` is answered 413: by its ``Content-Length``
+  before reading it, or, for a chunked body, as soon as more than that has arrived.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from api.auth import Caller, Credentials
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+MAX_KEYS = 100_000  # buckets kept (least recently used dropped): memory stays bounded
+
+
+class Buckets:
+    """Token buckets by key: ``rate`` tokens a second, at most ``burst`` saved up."""
+
+    def __init__(self, rate: float, burst: float, clock: Callable[[], float]) -> None:
+        self.rate, self.burst, self.clock = rate, burst, clock
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    def take(self, key: str) -> float:
+        """Take one token; return 0, or the seconds to wait until one is available."""
+        if self.rate <= 0:
+            return 0.0
+        now = self.clock()
+        tokens, then = self._buckets.pop(key, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - then) * self.rate)
+        wait = 0.0
+        if tokens >= 1:
+            tokens -= 1
+        else:
+            wait = (1 - tokens) / self.rate
+        self._buckets[key] = (tokens, now)
+        while len(self._buckets) > MAX_KEYS:
+            self._buckets.popitem(last=False)
+        return wait
+
+
+class Guard:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        credentials: Callable[[], Credentials],
+        max_body_bytes: int,
+        per_address: float,
+        per_credential: float,
+        failures: float,
+        failure_burst: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.app = app
+        self.credentials = credentials
+        self.max_body = max_body_bytes
+        self.addresses = Buckets(per_address, per_address * 2, clock)
+        self.callers = Buckets(per_credential, per_credential * 2, clock)
+        self.failures = Buckets(failures, failure_burst, clock)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        address = str((scope.get("client") or ("?",))[0])
+        wait = self.addresses.take(address)
+        if wait:
+            await _too_many(send, wait, "too many requests from this address")
+            return
+        headers = {k.lower(): v for k, v in scope.get("headers", [])}
+        if scope["path"].startswith("/v1/"):
+            caller = self._identify(headers.get(b"authorization"))
+            if caller is None:
+                wait = self.failures.take(address)
+                if wait:
+                    await _too_many(send, wait, "too many failed authentications")
+                    return
+                await _reply(
+                    send,
+                    401,
+                    "unauthenticated",
+                    "a valid bearer token is required",
+                    {"www-authenticate": "Bearer"},
+                )
+                return
+            wait = self.callers.take(f"{caller.role}:{caller.session_id or ''}")
+            if wait:
+                await _too_many(send, wait, "too many requests with this credential")
+                return
+        length = headers.get(b"content-length")
+        if length is not None:
+            if not length.isdigit() or int(length) > self.max_body:
+                await _too_large(send, self.max_body)
+                return
+            await self.app(scope, receive, send)
+            return
+        if headers.get(b"transfer-encoding") is None:
+            await self.app(scope, receive, send)
+            return
+        # A chunked body: read at most the limit before the application sees it.
+        chunks: list[Message] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            size += len(message.get("body", b""))
+            if size > self.max_body:
+                await _too_large(send, self.max_body)
+                return
+            chunks.append(message)
+            if not message.get("more_body"):
+                break
+
+        async def replay() -> Message:
+            return chunks.pop(0) if chunks else await receive()
+
+        await self.app(scope, replay, send)
+
+    def _identify(self, header: bytes | None) -> Caller | None:
+        if header is None:
+            return None
+        scheme, _, token = header.decode("latin-1").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return None
+        return self.credentials().identify(token.strip())
+
+
+async def _reply(
+    send: Send, status: int, code: str, message: str, headers: dict[str, str] | None = None
+) -> None:
+    body = json.dumps({"code": code, "message": message}).encode()
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    raw += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
+    # Close the connection: the unread body must not be taken for the next request.
+    raw.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _too_many(send: Send, wait: float, message: str) -> None:
+    retry = max(1, math.ceil(wait))
+    await _reply(
+        send, 429, "rate-limited", f"{message}; retry after {retry} s", {"retry-after": str(retry)}
+    )
+
+
+async def _too_large(send: Send, limit: int) -> None:
+    await _reply(send, 413, "payload-too-large", f"the request body exceeds {limit} bytes")

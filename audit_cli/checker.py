@@ -1,0 +1,544 @@
+"""The in-order half of ``audit-cli verify``: rows' form, key history, chains, books and
+checkpoints, fed the per-row results of the signature workers in notification order.
+
+Key trust (format in ``ledger.envelope``): a format 2 row is valid only when signed by
+the key the log's key history makes valid at its position; the genesis key is pinned by
+the auditor (``pin``) or, unpinned, checked against the local keyring only.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from audit_cli.rows import Row
+from ledger import envelope, merkle
+
+CHECKPOINT_TOPIC = "croupier/checkpoint/sealed@1"
+SESSION_CLOSED_TOPIC = "croupier/session/closed@1"
+SESSION_OPENED_TOPIC = "croupier/session/opened@1"
+ACCOUNT_OPENED_TOPIC = "croupier/account/opened@1"
+REQUEST_TOPIC = "croupier/request/accepted@1"
+TRUST_TOPICS = (envelope.GENESIS_TOPIC, envelope.ROTATED_TOPIC)
+INTERNAL_LEDGERS = ("account:", "session:")
+TRUST_ID = str(envelope.TRUST_ID)
+
+ROW_CHECKS = {
+    "row-id": "the row id is not an integer from 1 to 2^48",
+    "row-originator-id": "the originator id is not a canonical UUID (lower-case hex)",
+    "row-version": "the version is not an integer from 1 to 2^63-1",
+    "row-topic": "the topic is not UTF-8 text",
+    "envelope": "state is not a signed envelope",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    message: str
+    notification_id: int | None = None
+    originator_id: str | None = None
+    version: int | None = None
+
+
+@dataclass
+class Report:
+    events: int = 0
+    aggregates: int = 0
+    checkpoints: int = 0
+    covered: int = 0
+    uncovered: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    balances: dict[str, int] = field(default_factory=dict)
+    latest_head: dict[str, Any] | None = None
+    players: dict[str, str] = field(default_factory=dict)
+    """Player id of each ``account:<id>`` ledger, from the accounts' opening events."""
+    trust: str = "no-genesis"
+    """``pinned`` (genesis key = the pinned fingerprint), ``unpinned`` (checked against
+    the local keyring only) or ``no-genesis`` (a format 1 log: local keyring only)."""
+    genesis_fingerprint: str | None = None
+    log_id: str | None = None
+    key_history: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "trust": self.trust,
+            "genesis_fingerprint": self.genesis_fingerprint,
+            "log_id": self.log_id,
+            "key_history": self.key_history,
+            "events": self.events,
+            "aggregates": self.aggregates,
+            "checkpoints": self.checkpoints,
+            "events_covered_by_last_checkpoint": self.covered,
+            "events_not_yet_covered": self.uncovered,
+            "latest_checkpoint": self.latest_head,
+            "findings": [asdict(f) for f in self.findings],
+        }
+
+
+def normalise_pin(pin: str) -> str:
+    p = pin.strip().lower().removeprefix("sha256:")
+    if len(p) != 64 or any(c not in "0123456789abcdef" for c in p):
+        raise ValueError(f"a pin is SHA256:<64 hex digits>, got {pin!r}")
+    return p
+
+
+def _public(hex_key: Any) -> Ed25519PublicKey | None:
+    try:
+        raw = bytes.fromhex(hex_key)
+        return Ed25519PublicKey.from_public_bytes(raw) if len(raw) == 32 else None
+    except (TypeError, ValueError):
+        return None
+
+
+class Checker:
+    def __init__(
+        self,
+        public_keys: dict[str, Ed25519PublicKey] | None,
+        anchor: dict[str, Any] | None,
+        pin: str | None = None,
+        *,
+        check_gaps: bool = False,
+    ) -> None:
+        self.public_keys = public_keys or {}
+        self.anchor = anchor
+        self.pin = normalise_pin(pin) if pin else None
+        self.check_gaps = check_gaps
+        self.report = Report()
+        self.heads: dict[str, tuple[int, bytes]] = {}
+        self.leaves: list[bytes] = []
+        self.checkpoints: list[tuple[Row, int, dict[str, Any], Ed25519PublicKey | None]] = []
+        self.ledgers: dict[str, int] = defaultdict(int)
+        self.currencies: dict[str, str] = {}
+        self.recorded_balance: dict[str, tuple[int, int]] = {}
+        self.closed: set[str] = set()
+        self.sessions: set[str] = set()
+        self.requests: dict[str, str] = {}
+        self.movement_requests: list[tuple[Row, str, str, int]] = []
+        self.last_id: int | None = None
+        # Key history: the key valid from the next row on, and the one for this row.
+        self.genesis: dict[str, Any] | None = None
+        self.genesis_position: int | None = None
+        self.current: tuple[str, Ed25519PublicKey] | None = None
+        self.legacy_kids: set[str] = set()
+        self.legacy_rows = 0
+
+    def find(self, check: str, message: str, row: Row | None = None) -> None:
+        self.report.findings.append(
+            Finding(
+                check,
+                message,
+                row.notification_id if row else None,
+                row.originator_id if row else None,
+                row.version if row else None,
+            )
+        )
+
+    def feed(self, rows: list[Row], results: list[Any]) -> None:
+        for row, (status, h, prev, leaf, extract, kid, fmt) in zip(rows, results, strict=True):
+            self.report.events += 1
+            position = len(self.leaves)
+            self.leaves.append(leaf)
+            if status in ROW_CHECKS:
+                n = row.notification_id if type(row.notification_id) is int else None
+                self.report.findings.append(
+                    Finding(status, f"row {row.notification_id!r}: {ROW_CHECKS[status]}", n)
+                )
+                continue
+            where = f"row {row.notification_id} ({row.originator_id} v{row.version}, {row.topic})"
+            self._gap(row)
+            if status == "unknown-key":
+                self.find("unknown-key", f"{where}: signed with a key not in the keyring", row)
+            elif status == "signature":
+                self.find("signature", f"{where}: signature does not verify", row)
+            key = self._trust(row, position, status, extract, kid, fmt, where)
+            self._chain(row, h, prev, where)
+            if status == "ok" and extract is not None:
+                self._money_and_checkpoints(row, position, extract, where, key)
+
+    def _gap(self, row: Row) -> None:
+        # SQLite gives each row max(rowid) + 1 and a rolled-back insert uses none, so a
+        # missing id is a deleted row. (PostgreSQL sequences skip ids on rollback: there
+        # the request-record and session cross-checks stand in for this one.)
+        n = row.notification_id
+        if self.check_gaps and self.last_id is not None and n != self.last_id + 1:
+            self.find(
+                "row-gap",
+                f"rows {self.last_id + 1}..{n - 1} are missing (possible deletion)",
+                row,
+            )
+        self.last_id = n
+
+    # -- key history -------------------------------------------------------------------
+
+    def _trust(
+        self,
+        row: Row,
+        position: int,
+        status: str,
+        x: dict[str, Any] | None,
+        kid: str,
+        fmt: int,
+        where: str,
+    ) -> Ed25519PublicKey | None:
+        """Check the row's key against the key history; return the key valid here."""
+        if fmt == 1:
+            if self.genesis is not None:
+                self.find("legacy-after-genesis", f"{where}: a format 1 row after the genesis", row)
+            else:
+                self.legacy_kids.add(kid)
+                self.legacy_rows += 1
+            return self.public_keys.get(kid) or self._legacy_key(kid)
+        if row.topic == envelope.GENESIS_TOPIC and self.genesis is None:
+            self._genesis(row, position, status, x or {}, kid, where)
+            return self.current[1] if self.current else None
+        if self.current is None:
+            self.find("trust-no-genesis", f"{where}: a format 2 row before the genesis", row)
+            return None
+        valid_kid, valid_key = self.current
+        if kid != valid_kid:
+            self.find(
+                "key-not-valid",
+                f"{where}: signed by key {kid}, but key {valid_kid} signs at this position",
+                row,
+            )
+        if row.topic == envelope.GENESIS_TOPIC:
+            self.find("trust-genesis", f"{where}: a second genesis", row)
+        elif row.topic == envelope.ROTATED_TOPIC and status == "ok" and kid == valid_kid:
+            self._rotation(row, x or {}, valid_kid, where)
+        return valid_key
+
+    def _legacy_key(self, kid: str) -> Ed25519PublicKey | None:
+        keys = (self.genesis or {}).get("legacy_keys", {})
+        return keys.get(kid)  # type: ignore[no-any-return]
+
+    def _genesis(
+        self, row: Row, position: int, status: str, x: dict[str, Any], kid: str, where: str
+    ) -> None:
+        pub = _public(x.get("public_key"))
+        legacy = x.get("legacy") if isinstance(x.get("legacy"), dict) else None
+        if status != "ok" or pub is None or x.get("kid") != kid or row.originator_id != TRUST_ID:
+            self.find("trust-genesis", f"{where}: the genesis does not verify", row)
+            return
+        from ledger.keys import fingerprint
+
+        fp = fingerprint(pub)
+        legacy_keys = {k: _public(v) for k, v in ((legacy or {}).get("keys") or {}).items()}
+        self.genesis = {"legacy": legacy, "legacy_keys": legacy_keys}
+        self.genesis_position = position
+        self.current = (kid, pub)
+        r = self.report
+        r.genesis_fingerprint, r.log_id = "SHA256:" + fp, str(x.get("log_id"))
+        r.key_history.append({"kid": kid, "from_row": row.notification_id, "event": "genesis"})
+        if self.pin is not None:
+            r.trust = "pinned"
+            if fp != self.pin:
+                self.find(
+                    "trust-pin",
+                    f"{where}: the genesis key SHA256:{fp} is not the pinned SHA256:{self.pin}",
+                    row,
+                )
+        else:
+            r.trust = "unpinned"
+            local = self.public_keys.get(kid)
+            if local is None or local.public_bytes_raw() != pub.public_bytes_raw():
+                self.find(
+                    "trust-genesis-unknown",
+                    f"{where}: the genesis key {kid} is not in the local keyring",
+                    row,
+                )
+        size = int((legacy or {}).get("tree_size", 0) or 0)
+        if position != size:
+            self.find(
+                "trust-legacy",
+                f"{where}: the genesis pins {size} legacy rows but is at position {position}",
+                row,
+            )
+        for legacy_kid in sorted(self.legacy_kids - set(legacy_keys)):
+            self.find(
+                "trust-legacy",
+                f"{where}: a legacy row is signed by key {legacy_kid}, which the genesis "
+                "does not name",
+                row,
+            )
+
+    def _rotation(self, row: Row, x: dict[str, Any], old: str, where: str) -> None:
+        pub = _public(x.get("public_key"))
+        from ledger.keys import key_id
+
+        try:
+            ok = (
+                pub is not None
+                and x.get("old_kid") == old
+                and key_id(pub) == x.get("kid")
+                and self.report.log_id is not None
+            )
+            if ok and pub is not None:
+                message = envelope.rotation_message(
+                    bytes.fromhex(str(self.report.log_id)), old, pub.public_bytes_raw()
+                )
+                pub.verify(bytes.fromhex(str(x.get("proof"))), message)
+        except (ValueError, TypeError, envelope.InvalidSignature):
+            ok = False
+        if not ok or pub is None:
+            self.find("trust-rotation", f"{where}: the rotation does not verify", row)
+            return
+        self.current = (str(x["kid"]), pub)
+        self.report.key_history.append(
+            {"kid": x["kid"], "from_row": row.notification_id, "event": "rotation"}
+        )
+
+    # -- chains, books, checkpoints ----------------------------------------------------
+
+    def _chain(self, row: Row, h: bytes, prev: bytes, where: str) -> None:
+        last = self.heads.get(row.originator_id)
+        expected = 1 if last is None else last[0] + 1
+        if row.version != expected:
+            self.find(
+                "chain-version", f"{where}: expected version {expected} of this aggregate", row
+            )
+        link = envelope.GENESIS if last is None else last[1]
+        if row.version == 1 and prev != envelope.GENESIS:
+            self.find("chain-link", f"{where}: first event does not start a chain", row)
+        elif row.version == expected and prev != link:
+            self.find("chain-link", f"{where}: previous-event hash does not link", row)
+        self.heads[row.originator_id] = (max(row.version, last[0] if last else 0), h)
+
+    def _money_and_checkpoints(
+        self,
+        row: Row,
+        position: int,
+        x: dict[str, Any],
+        where: str,
+        key: Ed25519PublicKey | None,
+    ) -> None:
+        if row.topic == CHECKPOINT_TOPIC:
+            self.checkpoints.append((row, position, x, key))
+            return
+        if row.topic == ACCOUNT_OPENED_TOPIC and isinstance(x.get("player_id"), str):
+            self.report.players[f"account:{row.originator_id}"] = x["player_id"]
+            return
+        if row.topic == REQUEST_TOPIC:
+            self.requests[row.originator_id] = str(x.get("digest"))
+            return
+        if row.topic == SESSION_OPENED_TOPIC:
+            self.sessions.add(row.originator_id)
+        if row.topic == SESSION_CLOSED_TOPIC:
+            if row.originator_id in self.closed:
+                self.find("books-double-close", f"{where}: session closed twice", row)
+            self.closed.add(row.originator_id)
+        mv = x.get("movement")
+        if isinstance(mv, dict):
+            self._movement(row, mv, where)
+        if "balance" in x:
+            self.recorded_balance[row.originator_id] = (int(x["balance"]), row.notification_id)
+
+    def _movement(self, row: Row, mv: dict[str, Any], where: str) -> None:
+        amount = mv.get("amount")
+        src, dst, cur = mv.get("source"), mv.get("destination"), mv.get("currency")
+        if type(amount) is not int or amount <= 0 or not isinstance(src, str):
+            self.find("books-movement", f"{where}: malformed movement {mv}", row)
+            return
+        if not isinstance(dst, str):
+            self.find("books-movement", f"{where}: malformed movement {mv}", row)
+            return
+        if self.genesis is not None:
+            # Since the genesis every movement names the request that made it.
+            req = mv.get("request")
+            if not isinstance(req, dict) or not req.get("id") or type(req.get("seq")) is not int:
+                self.find("books-request", f"{where}: the movement names no request", row)
+            else:
+                self.movement_requests.append(
+                    (row, str(req["id"]), str(req.get("digest")), int(req["seq"]))
+                )
+        for name in (src, dst):
+            if self.currencies.setdefault(name, str(cur)) != cur:
+                self.find("books-currency", f"{where}: {name} moves in two currencies", row)
+        self.ledgers[src] -= amount
+        self.ledgers[dst] += amount
+        if dst.startswith("session:") and dst.split(":", 1)[1] in self.closed:
+            self.find("books-closed-session", f"{where}: money moved into closed {dst}", row)
+        if src.startswith(INTERNAL_LEDGERS) and self.ledgers[src] < 0:
+            self.find("books-negative", f"{where}: {src} below zero ({self.ledgers[src]})", row)
+
+    def finish(self) -> Report:
+        r = self.report
+        r.aggregates = len(self.heads)
+        self._check_checkpoints()
+        self._check_legacy_prefix()
+        self._check_books()
+        r.balances = dict(self.ledgers)
+        checkpoint_rows = {position for _, position, _, _ in self.checkpoints}
+        r.uncovered = sum(1 for p in range(r.covered, len(self.leaves)) if p not in checkpoint_rows)
+        return r
+
+    def _check_legacy_prefix(self) -> None:
+        legacy = (self.genesis or {}).get("legacy")
+        if not legacy:
+            return
+        try:
+            size, root = int(legacy["tree_size"]), bytes.fromhex(legacy["root_hash"])
+        except (KeyError, TypeError, ValueError):
+            self.find("trust-legacy", "the genesis's legacy prefix is malformed")
+            return
+        table = merkle.LeafTable(self.leaves)
+        if size > table.size or table.root(size) != root:
+            self.find(
+                "trust-legacy",
+                f"the {size} legacy rows the genesis pins have changed (root differs)",
+            )
+
+    def _check_books(self) -> None:
+        # Recorded balances must equal the balances replayed from the movements.
+        replayed = {
+            name.split(":", 1)[1]: bal
+            for name, bal in self.ledgers.items()
+            if name.startswith(INTERNAL_LEDGERS)
+        }
+        for oid, (bal, n) in self.recorded_balance.items():
+            if replayed.get(oid, 0) != bal:
+                self.find(
+                    "books-balance",
+                    f"aggregate {oid}: recorded balance {bal} (row {n}) "
+                    f"but movements give {replayed.get(oid, 0)}",
+                )
+        totals: dict[str, int] = defaultdict(int)
+        for name, bal in self.ledgers.items():
+            totals[self.currencies.get(name, "?")] += bal
+        for cur, total in totals.items():
+            if total != 0:
+                self.find("books-sum", f"movements in {cur} sum to {total}, not 0")
+        for name, bal in self.ledgers.items():
+            if not name.startswith("session:"):
+                continue
+            sid = name.split(":", 1)[1]
+            if sid not in self.sessions:
+                self.find("books-session", f"{name} holds {bal} but the log has no such session")
+            elif sid in self.closed and bal != 0:
+                self.find("books-session", f"closed {name} still holds {bal}, not 0")
+        # Each movement's request record exists with the same body digest, and each request
+        # numbered its movements 1, 2, ... once (saved in any order): a second movement 1
+        # is a request that moved money twice (its record deleted, the request retried).
+        numbers: dict[str, list[int]] = defaultdict(list)
+        for row, rid, digest, seq in self.movement_requests:
+            where = f"row {row.notification_id}"
+            found = self.requests.get(rid)
+            if found is None:
+                self.find(
+                    "books-request", f"{where}: its request record {rid} is not in the log", row
+                )
+            elif found != digest:
+                self.find("books-request", f"{where}: request {rid} has another body digest", row)
+            numbers[rid].append(seq)
+        for rid, seqs in numbers.items():
+            if sorted(seqs) != list(range(1, len(seqs) + 1)):
+                self.find(
+                    "books-request",
+                    f"request {rid} numbered its movements {sorted(seqs)}: "
+                    "it moved money more than once",
+                )
+
+    def _check_checkpoints(self) -> None:
+        r = self.report
+        r.checkpoints = len(self.checkpoints)
+        ordered = sorted(self.checkpoints, key=lambda c: int(c[2].get("tree_size", -1)))
+        wanted = {int(x.get("tree_size", -1)) for _, _, x, _ in self.checkpoints}
+        if self.anchor is not None:
+            wanted.add(int(self.anchor["tree_size"]))
+        table = merkle.LeafTable(self.leaves)
+        roots = {size: table.root(size) for size in wanted if 0 <= size <= table.size}
+        if self.anchor is not None:
+            size = int(self.anchor["tree_size"])
+            if roots.get(size) != bytes.fromhex(self.anchor["root_hash"]):
+                self.find(
+                    "anchor",
+                    f"the published tree head of {size} events (root "
+                    f"{self.anchor['root_hash'][:16]}…) is not a prefix of this log "
+                    f"of {len(self.leaves)} events: events were deleted or changed",
+                )
+        previous: tuple[int, bytes] | None = None
+        expected_seq = 1
+        for row, _position, x, _ in sorted(self.checkpoints, key=lambda c: int(c[2].get("seq", 0))):
+            if x.get("seq") != expected_seq:
+                self.find(
+                    "checkpoint-sequence",
+                    f"checkpoint {expected_seq} is missing (next is {x.get('seq')})",
+                    row,
+                )
+            expected_seq = int(x.get("seq", expected_seq)) + 1
+        log_id = bytes.fromhex(r.log_id) if r.log_id else None
+        for row, position, x, key in ordered:
+            where = f"checkpoint {x.get('seq')} (row {row.notification_id})"
+            try:
+                size, root = int(x["tree_size"]), bytes.fromhex(x["root_hash"])
+                kid, ts, sig = str(x["kid"]), int(x["timestamp_ms"]), bytes.fromhex(x["signature"])
+            except (KeyError, ValueError, TypeError):
+                self.find("checkpoint-format", f"{where}: malformed tree head", row)
+                continue
+            # A format 2 tree head is signed under the log id by the key valid at its row.
+            start = self.genesis_position
+            fmt2 = start is not None and position >= start
+            head_key = key if fmt2 else self.public_keys.get(kid) or self._legacy_key(kid)
+            if fmt2 and self.current is not None and key is not None:
+                head_key = key if _kid(key) == kid else None
+            if head_key is None or not envelope.verify_tree_head(
+                head_key, size, root, ts, kid, sig, log_id if fmt2 else None
+            ):
+                self.find(
+                    "checkpoint-signature", f"{where}: tree head signature does not verify", row
+                )
+            if size > len(self.leaves):
+                self.find(
+                    "checkpoint-size",
+                    f"{where}: covers {size} events but the log has "
+                    f"{len(self.leaves)} (events deleted from the log)",
+                    row,
+                )
+                continue
+            if size > position:
+                self.find(
+                    "checkpoint-size",
+                    f"{where}: covers {size} events but is stored at position {position}",
+                    row,
+                )
+            if roots.get(size) != root:
+                self.find(
+                    "checkpoint-root",
+                    f"{where}: root over the first {size} events does not match "
+                    "(an event covered by it was changed, deleted, inserted or reordered)",
+                    row,
+                )
+                continue
+            if previous is not None and previous[0] < size:
+                proof = table.consistency_proof(previous[0], size)
+                if not merkle.verify_consistency(previous[0], size, previous[1], root, proof):
+                    self.find(
+                        "checkpoint-consistency",
+                        f"{where}: not an extension of the previous checkpoint",
+                        row,
+                    )
+            previous = (size, root)
+            if size >= self.report.covered:
+                self.report.covered = size
+                self.report.latest_head = {
+                    k: x[k]
+                    for k in ("seq", "tree_size", "root_hash", "timestamp_ms", "kid", "signature")
+                    if k in x
+                }
+
+
+def _kid(key: Ed25519PublicKey) -> str:
+    from ledger.keys import key_id
+
+    return key_id(key)
+
+
+__all__ = ["Checker", "Finding", "Report"]
