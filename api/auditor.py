@@ -49,19 +49,24 @@ def _checkpoint(app: Casino, seq: int | None) -> Checkpoint:
     return cp
 
 
-def _view(cp: Checkpoint) -> CheckpointView:
-    return CheckpointView.model_validate(cp.view())
+def _view(app: Casino, cp: Checkpoint) -> CheckpointView:
+    """A tree head with the log id it is signed under (format 2: every checkpoint written
+    after the log's genesis; a legacy log's older checkpoints are format 1, no log id)."""
+    history = app.key_history
+    signed_under = cp.last_notification_id >= history.genesis_notification_id
+    log_id = history.log_id.hex() if signed_under else None
+    return CheckpointView.model_validate({**cp.view(), "log_id": log_id})
 
 
 @router.get("/checkpoints/latest", response_model=CheckpointView)
 def latest_checkpoint(app: App) -> CheckpointView:
     """The newest signed tree head (size, root hash, time, key id, Ed25519 signature)."""
-    return _view(_checkpoint(app, None))
+    return _view(app, _checkpoint(app, None))
 
 
 @router.get("/checkpoints/{seq}", response_model=CheckpointView)
 def get_checkpoint(seq: Seq, app: App) -> CheckpointView:
-    return _view(_checkpoint(app, seq))
+    return _view(app, _checkpoint(app, seq))
 
 
 @router.get("/consistency", response_model=ConsistencyProof)
@@ -76,7 +81,9 @@ def consistency(
     old_cp, new_cp = _checkpoint(app, old), _checkpoint(app, new)
     hashes = _leaf_hashes(app, new_cp)
     proof = merkle.consistency_proof(hashes, old_cp.tree_size, new_cp.tree_size)
-    return ConsistencyProof(old=_view(old_cp), new=_view(new_cp), proof=[p.hex() for p in proof])
+    return ConsistencyProof(
+        old=_view(app, old_cp), new=_view(app, new_cp), proof=[p.hex() for p in proof]
+    )
 
 
 @router.get("/rounds/{game_code}/inclusion", response_model=InclusionProof)
@@ -119,7 +126,7 @@ def round_inclusion(
             )
         )
     return InclusionProof(
-        game_code=rnd.code, round_id=str(rnd.id), checkpoint=_view(cp), events=events
+        game_code=rnd.code, round_id=str(rnd.id), checkpoint=_view(app, cp), events=events
     )
 
 

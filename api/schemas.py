@@ -356,6 +356,11 @@ class CheckpointView(Response):
     kid: str
     signature: str
     last_notification_id: int
+    log_id: str | None = Field(
+        None,
+        description="the log id (32 hex digits) the tree head is signed under (format 2); "
+        "null for a legacy format 1 head written before the log's genesis",
+    )
 
 
 class EventProof(Response):

@@ -36,6 +36,7 @@ from api.errors import ApiError
 from audit_cli.round_check import RoundReport, check_rows
 from audit_cli.rows import Row
 from ledger.casino import Casino
+from ledger.envelope import TRUST_ID
 from ledger.errors import LedgerError, RoundNotFound, TamperDetected
 from ledger.money import currencies
 from ledger.rounds import round_id_for
@@ -152,8 +153,17 @@ def round_check(app: Casino, code: str) -> RoundReport:
     stored = app.recorder.select_events(round_id_for(code))
     if not stored:
         raise RoundNotFound(f"no round with game code {code!r}", game_code=code)
-    rows = [Row(0, str(e.originator_id), e.originator_version, e.topic, e.state) for e in stored]
-    return check_rows(code.upper(), rows, app.keyring.public_keys)
+    # The recorder does not return notification ids here: number the rows from 1 (the
+    # verifier refuses a row id of 0 as malformed; positions are not checked per round).
+    rows = [
+        Row(i, str(e.originator_id), e.originator_version, e.topic, e.state)
+        for i, e in enumerate(stored, 1)
+    ]
+    trust = [
+        Row(i, str(e.originator_id), e.originator_version, e.topic, e.state)
+        for i, e in enumerate(app.recorder.select_events(TRUST_ID), 1)
+    ]
+    return check_rows(code.upper(), rows, app.keyring.public_keys, trust)
 
 
 def round_document(app: Casino, code: str) -> dict[str, Any]:

@@ -16,12 +16,21 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from audit_cli.rows import Row
-from audit_cli.verify import verify
+from audit_cli.verify import trust_candidates, verify
 from games import registry
 from games.adapter import GameAdapter
 from ledger import envelope
 
-ROW_CHECKS = ("envelope", "unknown-key", "signature", "chain-version", "chain-link")
+ROW_CHECKS = (
+    "row-originator-id",
+    "row-version",
+    "row-topic",
+    "envelope",
+    "unknown-key",
+    "signature",
+    "chain-version",
+    "chain-link",
+)
 """The verifier's per-row checks that apply to one aggregate on its own."""
 
 STEP_FIELDS = (
@@ -120,9 +129,14 @@ def _time(doc: dict[str, Any]) -> Any:
 
 
 def check_rows(
-    code: str, rows: list[Row], public_keys: dict[str, Ed25519PublicKey] | None
+    code: str,
+    rows: list[Row],
+    public_keys: dict[str, Ed25519PublicKey] | None,
+    trust_rows: list[Row] | None = None,
 ) -> RoundReport:
-    """Check the rows of one round (all of its aggregate, in order)."""
+    """Check the rows of one round (all of its aggregate, in order). ``trust_rows`` are the
+    log's key-history rows (genesis, rotations): they give the log id every signature
+    binds and the keys the log itself names."""
     report = RoundReport(code)
     if not rows:
         report.status = "missing"
@@ -132,7 +146,8 @@ def check_rows(
     if public_keys is not None:
         report.signatures_checked = True
         steps_by_version = {r.version: _step_name(r) for r in rows}
-        for f in verify(rows, public_keys, jobs=1).findings:
+        learned = trust_candidates(trust_rows or [])
+        for f in verify(rows, public_keys, jobs=1, learned=learned).findings:
             if f.check in ROW_CHECKS:
                 v = f.version or 0
                 report.findings.append(

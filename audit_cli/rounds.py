@@ -14,7 +14,7 @@ from uuid import UUID
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from audit_cli.round_check import RoundReport, check_rows
-from audit_cli.rows import Row, read_aggregate, read_rows
+from audit_cli.rows import Row, read_aggregate, read_rows, read_trust_rows
 from ledger import envelope
 from ledger.keys import load_public_keys
 from ledger.rounds import round_id_for
@@ -44,7 +44,7 @@ def check_round(
     given, else the keyring beside a SQLite file), then every recorded view, decision,
     card and amount against the re-derivation from the revealed seed."""
     keys = public_keys if public_keys is not None else default_keys(db)
-    return check_rows(code, round_rows(db, code), keys)
+    return check_rows(code, round_rows(db, code), keys, read_trust_rows(db))
 
 
 def _payload(row: Row) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
 from functools import cache
 from typing import Any
 from uuid import UUID
@@ -10,6 +11,10 @@ from uuid import UUID
 import iso4217
 
 from ledger.errors import InvalidAmount, InvalidRequest
+
+CURRENT_REQUEST: ContextVar[list[Any] | None] = ContextVar("croupier_request", default=None)
+"""The request a command runs for ([record id, body digest, movements so far]), set by
+``ledger.requests.for_request``: every movement names it, so verify can cross-check it."""
 
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 
@@ -69,8 +74,6 @@ def house_ledger(currency: str) -> str:
 def movement(source: str, destination: str, amount: int, currency: str) -> dict[str, Any]:
     """The wire form of one double-entry movement, carried by exactly one event; it names
     the request of the command that made it (record id, body digest, number within it)."""
-    from ledger.requests import CURRENT_REQUEST
-
     mv: dict[str, Any] = {
         "source": source,
         "destination": destination,

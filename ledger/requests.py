@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from contextvars import ContextVar
 from typing import Any, TypeVar
 from uuid import UUID, uuid5
 
@@ -19,6 +18,7 @@ from eventsourcing.domain import Aggregate, event
 from ledger import contracts
 from ledger.accounts import NAMESPACE
 from ledger.errors import InvalidRequest
+from ledger.money import CURRENT_REQUEST
 
 MAX_REQUEST_ID = 200
 T = TypeVar("T")
@@ -27,7 +27,6 @@ T = TypeVar("T")
 # request record, body digest, and its number within the command: 1, 2, ...), so an
 # auditor can check that each movement's request record exists with the same digest and
 # that no request moved money twice (a deleted record would let a retry pay again).
-CURRENT_REQUEST: ContextVar[list[Any] | None] = ContextVar("croupier_request", default=None)
 
 
 def for_request(rid: UUID, digest: str, action: Callable[[], T]) -> Callable[[], T]:

@@ -4,7 +4,8 @@
 "use strict";
 
 const SUITS = { s: "♠", h: "♥", d: "♦", c: "♣" };
-const HEAD_DOMAIN = "croupier-checkpoint/v1\0";
+// ledger/envelope.py: a format 2 tree head binds the log id; a legacy format 1 head does not.
+const HEAD_DOMAIN = { 1: "croupier-checkpoint/v1\0", 2: "croupier-checkpoint/v2\0" };
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -71,7 +72,8 @@ function u64(n) {
 
 async function verifyHead(cp, publicKeys) {
   const kid = new TextEncoder().encode(cp.kid);
-  const message = concat(new TextEncoder().encode(HEAD_DOMAIN), u64(cp.tree_size),
+  const domain = new TextEncoder().encode(HEAD_DOMAIN[cp.log_id ? 2 : 1]);
+  const message = concat(domain, cp.log_id ? unhex(cp.log_id) : new Uint8Array(0), u64(cp.tree_size),
     unhex(cp.root_hash), u64(cp.timestamp_ms), new Uint8Array([kid.length]), kid);
   const raw = publicKeys[cp.kid];
   if (!raw) return false;
