@@ -60,7 +60,10 @@ def commands(log: dict[str, Any]) -> dict[str, tuple[list[str], list[str]]]:
     return {
         "history": (["history", PLAYER, *db], [*log["codes"], *log["started"]]),
         "keys": (["keys", "--data-dir", log["data_dir"]], [log["fingerprint"]]),
-        "verify": (["verify", "--balances", "--jobs", "1", *db], [log["account"], PLAYER]),
+        "verify": (
+            ["verify", "--balances", "--jobs", "1", "--trust-local-keyring", *db],
+            [log["account"], PLAYER],
+        ),
         "round": (["round", log["codes"][0], *db], [log["started"][0][:19]]),
         "statement": (["statement", PLAYER, *db], [*log["codes"], log["session"]]),
     }
