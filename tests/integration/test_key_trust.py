@@ -17,6 +17,7 @@ from audit_cli.main import main as audit_main
 from audit_cli.rows import read_rows
 from audit_cli.verify import Report, verify, verify_db
 from ledger import envelope, trust
+from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.errors import TamperDetected
 from ledger.keys import Keyring, KeyringError, key_id
@@ -93,7 +94,7 @@ def test_a_key_added_to_keyring_json_as_retired_signs_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     settings = Settings(data_dir=tmp_path)
-    app = Casino(settings)
+    app = bootstrap(settings)
     _play(app, "alice")
     app.seal()
     log_id, genesis_fp = app.key_history.log_id, app.key_history.genesis_fingerprint
@@ -136,7 +137,7 @@ def test_a_key_added_to_keyring_json_as_retired_signs_nothing(
     assert exported["genesis"]["fingerprint"] == "SHA256:" + genesis_fp
     # The restarted server refuses the forged row: no balance shown, no withdrawal paid,
     # no checkpoint sealed over it.
-    app = Casino(settings)
+    app = bootstrap(settings)
     with pytest.raises(TamperDetected):
         app.account_balance("p-alice")
     with pytest.raises(TamperDetected):
@@ -199,8 +200,8 @@ def test_a_request_record_from_another_log_sharing_the_key_never_verifies(
 ) -> None:
     ring = Keyring.generate()  # one signing key, two deployments
     here, there = tmp_path / "here", tmp_path / "there"
-    a = Casino(Settings(data_dir=here), keyring=ring)
-    b = Casino(Settings(data_dir=there), keyring=ring)
+    a = bootstrap(Settings(data_dir=here), keyring=ring)
+    b = bootstrap(Settings(data_dir=there), keyring=ring)
     for app in (a, b):
         app.open_account("o", "alice", "EUR")
         app.deposit("d", "alice", 5_000)
@@ -237,24 +238,24 @@ def raw_rows_of(data_dir: Path) -> list[tuple[Any, ...]]:
 def test_the_server_refuses_to_start_on_a_keyring_that_disagrees_with_the_log(
     tmp_path: Path,
 ) -> None:
-    Casino(Settings(data_dir=tmp_path)).close()
+    bootstrap(Settings(data_dir=tmp_path)).close()
     shutil.rmtree(tmp_path / "keys")  # another keyring: the log's key is not in it
     Keyring.open_dir(tmp_path / "keys")
     with pytest.raises(KeyringError, match="disagrees with the log"):
-        Casino(Settings(data_dir=tmp_path))
+        bootstrap(Settings(data_dir=tmp_path))
 
 
 def test_a_restart_after_croupier_rotate_keys_records_the_rotation_signed_by_the_old_key(
     tmp_path: Path,
 ) -> None:
     settings = Settings(data_dir=tmp_path)
-    app = Casino(settings)
+    app = bootstrap(settings)
     genesis = app.key_history.genesis_fingerprint
     app.close()
     ring = settings.keyring()
     old = ring.signing_kid
     new = ring.rotate(settings.key_directory)
-    app = Casino(settings)
+    app = bootstrap(settings)
     assert [kid for _, kid, _ in app.key_history.eras] == [old, new]
     _play(app, "after")
     app.close()
@@ -275,7 +276,7 @@ def test_a_log_written_before_key_trust_gets_a_genesis_that_pins_its_prefix(
     local = settings.keyring().public_keys
     before = verify_db(db, local, jobs=1)
     assert before.ok and before.trust == "no-genesis", before.findings
-    app = Casino(settings)  # first start of new code on the old log
+    app = bootstrap(settings)  # first start of new code on the old log
     legacy = app.key_history.legacy
     assert legacy is not None and legacy["tree_size"] == before.events
     _play(app, "new")
@@ -291,7 +292,7 @@ def test_a_log_written_before_key_trust_gets_a_genesis_that_pins_its_prefix(
 def test_no_format_1_row_is_accepted_after_the_genesis(tmp_path: Path) -> None:
     settings = _legacy_copy(tmp_path)
     ring = settings.keyring()  # the attacker holds the legacy key
-    app = Casino(settings)
+    app = bootstrap(settings)
     genesis = app.key_history.genesis_fingerprint
     app.close()
     db = str(tmp_path / "casino.sqlite")
@@ -326,7 +327,7 @@ def test_no_format_1_row_is_accepted_after_the_genesis(tmp_path: Path) -> None:
     )
     report = verify_db(db, None, jobs=1, pin=genesis)
     assert "legacy-after-genesis" in checks(report), report.findings
-    app = Casino(settings)
+    app = bootstrap(settings)
     with pytest.raises(TamperDetected, match="format 1 row after"):
         app.seal()
     app._closed = True
@@ -335,7 +336,7 @@ def test_no_format_1_row_is_accepted_after_the_genesis(tmp_path: Path) -> None:
 
 def test_a_changed_legacy_row_breaks_the_pinned_prefix(tmp_path: Path) -> None:
     settings = _legacy_copy(tmp_path)
-    app = Casino(settings)
+    app = bootstrap(settings)
     genesis = app.key_history.genesis_fingerprint
     app.close()
     conn = sqlite3.connect(tmp_path / "casino.sqlite", isolation_level=None)
@@ -349,7 +350,7 @@ def test_a_changed_legacy_row_breaks_the_pinned_prefix(tmp_path: Path) -> None:
 def test_verify_without_a_pin_says_so_and_fails_unless_the_keyring_is_trusted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    app = Casino(Settings(data_dir=tmp_path))
+    app = bootstrap(Settings(data_dir=tmp_path))
     _play(app, "x")
     app.close()
     db = str(tmp_path / "casino.sqlite")

@@ -17,7 +17,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from ledger.casino import Casino
+from ledger.bootstrap import bootstrap
 from ledger.settings import Settings
 from tests.conftest import Store
 from tests.integration.test_http_serve import ROOT
@@ -25,7 +25,7 @@ from tests.integration.test_http_serve import ROOT
 
 def test_the_data_directory_and_sqlite_files_are_created_private(tmp_path: Path) -> None:
     data = tmp_path / "fresh"
-    app = Casino(Settings(data_dir=data))
+    app = bootstrap(Settings(data_dir=data))
     app.open_account("o", "pia", "EUR")
     mode = {p.name: stat.S_IMODE(p.stat().st_mode) for p in data.iterdir() if p.is_file()}
     app.close()

@@ -15,7 +15,7 @@ import pytest
 from api.cli import main as croupier
 from audit_cli.rows import read_rows
 from audit_cli.verify import verify
-from ledger.casino import Casino
+from ledger.bootstrap import bootstrap
 from ledger.keys import Keyring
 from ledger.settings import Settings
 from tests.conftest import PG_URL, require_postgres
@@ -62,7 +62,7 @@ def test_the_application_role_cannot_rewrite_the_log_or_switch_off_its_triggers(
     )
     ring = Keyring.generate()
     settings = Settings(data_dir=tmp_path, database_url=roles.url(roles.app), create_tables=False)
-    app = Casino(settings, keyring=ring)
+    app = bootstrap(settings, keyring=ring)
     app.open_account("o", "ada", "EUR")
     app.deposit("d", "ada", 1_000)
     app.seal()
@@ -100,7 +100,7 @@ def test_without_db_init_the_application_role_cannot_start(roles: Roles, tmp_pat
         conn.execute(f"CREATE SCHEMA {roles.schema} AUTHORIZATION {roles.owner}")
     settings = Settings(data_dir=tmp_path, database_url=roles.url(roles.app), create_tables=False)
     with pytest.raises(Exception, match=r"permission denied|does not exist"):
-        Casino(settings, keyring=Keyring.generate())
+        bootstrap(settings, keyring=Keyring.generate())
 
 
 def _fingerprint(ring: Keyring) -> str:
