@@ -3,7 +3,8 @@
 Reads round events straight from the rows (no application): ``started`` (game, variant,
 paytable id, stake, params, the cards shown), ``acted`` (decisions, stake added),
 ``settled`` (payout, total staked) and ``voided``. Voided rounds are excluded (and
-counted), as are rounds still open. Rounds are grouped by game, variant, paytable and,
+counted), as are rounds still open; a round dealt from chosen cards (tests only) is left
+out and reported as a problem. Rounds are grouped by game, variant, paytable and,
 for video poker, coins per line (the coin column of the paytable).
 
 Per group the observed RTP is ``sum(paid) / sum(staked)`` (Red Dog also
@@ -161,6 +162,13 @@ def read_groups(db: str, series: bool = False) -> tuple[list[Group], list[str]]:
             continue
         if rnd.settled is None:
             group.open += 1
+            continue
+        if rnd.start.get("chosen_cards") is not None:
+            # Dealt from a test's card source: its return says nothing about the RNG.
+            problems.append(
+                f"round {rnd.start.get('code')}: cards chosen by a card source (tests only), "
+                "not dealt from the seed: left out of the tally"
+            )
             continue
         try:
             _add(group, rnd, series)

@@ -70,7 +70,17 @@ def test_an_unexplained_difference_from_a_published_figure_is_a_finding(
 ) -> None:
     rtp = Fraction(95, 100)
     row = TheoryRow(
-        "toy", "v", "toy/1", "optimal", "-", rtp, "96.00", "", agreement(rtp, "96.00"), 2, None
+        "toy",
+        "v",
+        "toy/1",
+        "optimal",
+        "-",
+        rtp,
+        "96.00",
+        "",
+        agreement(rtp, "96.00"),
+        Fraction(2),
+        None,
     )
     toy = registry.CertifiedGame("toy", Certified(lambda: (row,)))
     monkeypatch.setitem(registry.CERTIFIED_ONLY, "toy", toy)
