@@ -5,6 +5,10 @@ its ``State`` and its ``Decision`` (the engine's own types), and converts them t
 the JSON the round's events record. Everything that is a rule of the game (what a stake
 is, what a decision may be, the default action of an abandoned round) sits behind it, in
 ``games/``; the ledger only moves money and records events.
+
+``seed`` in ``start``/``apply``/``replay`` is a :data:`games.deal.Deal`: the round's seed,
+or (tests only) the seed with chosen cards; an engine draws every deck through
+:func:`games.deal.shuffled` so both deal alike.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ A round is a pure function of (rules, bet, decisions, seed). Its cards all come 
 first card ``deck[0]``, second ``deck[1]``, third ``deck[2]``. A state only ever holds the
 cards already shown; the steps that reveal the third card take the seed again and
 re-derive the deck, so a state read mid-round gives nothing away.
+A test may pass chosen cards in place of the seed (:mod:`games.deal`): the same deck
+label, its chosen cards first.
 
 >>> seed = bytes([4]) * 32
 >>> state = deal(DEFAULT_RULES, 500, seed)

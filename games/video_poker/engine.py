@@ -11,6 +11,9 @@ labelled stream of the round's seed:
 - double-up step ``n`` (see :mod:`games.video_poker.double_up`):
   ``RandomStream(seed, f"vp/double/{n}").shuffled(full_deck())``.
 
+A test may pass chosen cards in place of the seed (:mod:`games.deal`): the same labels,
+each named deck with its chosen cards first.
+
 A state holds only the cards already shown. Steps that reveal cards take the seed again,
 check it re-derives the cards on the table, and derive the new ones, so a state read
 mid-round gives nothing away. The total stake, ``coin_value * coins * lines``, is debited
