@@ -10,16 +10,19 @@ serve`` warms them in the background at start-up).
 
 from __future__ import annotations
 
+from typing import Any
+
 from api.schemas import Catalogue
 from games import registry
 
 
 def catalogue() -> Catalogue:
-    keyed = {e.catalogue_key: e for e in registry.GAMES.values() if e.catalogue_key}
-    others = {
-        game: entry()
-        for game, entry in registry.catalogues().items()
-        if not (game in registry.GAMES and registry.GAMES[game].catalogue_key)
-    }
-    typed = {key: e.catalogue() for key, e in keyed.items() if e.catalogue is not None}
-    return Catalogue.model_validate({**typed, "other_games": others})
+    doc: dict[str, Any] = {"other_games": {}}
+    for game, entry in registry.catalogues().items():
+        played = registry.entry(game)
+        key = None if played is None else played.catalogue_key
+        if key is None:
+            doc["other_games"][game] = entry()
+        else:
+            doc[key] = entry()
+    return Catalogue.model_validate(doc)
