@@ -13,6 +13,28 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from games import registry
+from games.red_dog.wire import RedDogPay, RedDogVariant, RedDogView
+from games.video_poker.wire import (
+    DoubleUpStepView,
+    LineView,
+    VideoPokerPay,
+    VideoPokerVariant,
+    VideoPokerView,
+)
+from games.wire import Money, Rtp
+
+__all__ = [  # the games' wire models, re-exported: they are part of this API's format
+    "DoubleUpStepView",
+    "LineView",
+    "Money",
+    "RedDogPay",
+    "RedDogVariant",
+    "RedDogView",
+    "Rtp",
+    "VideoPokerPay",
+    "VideoPokerVariant",
+    "VideoPokerView",
+]
 
 MAX_AMOUNT = 10**15
 """Largest amount accepted in a request (below 2**53, so every JSON client reads it exactly)."""
@@ -20,7 +42,6 @@ MAX_AMOUNT = 10**15
 Amount = Annotated[
     int, Field(strict=True, gt=0, le=MAX_AMOUNT, description="an amount in minor units (> 0)")
 ]
-Money = Annotated[int, Field(description="minor units")]
 PLAYER_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,99}$"
 PlayerId = Annotated[
     str,
@@ -120,46 +141,9 @@ class VoidRound(Request):
 # -- rounds ----------------------------------------------------------------------------------
 
 
-class RedDogView(Response):
-    cards: list[str] = Field(description="cards shown so far, e.g. 'Qh'")
-    phase: str = Field(description="'decide' (raise or see) or 'settled'")
-    spread: int | None
-    bet: Money
-    raise_amount: Money = Field(alias="raise")
-    max_raise: Money
-
-
-class LineView(Response):
-    cards: list[str]
-    rank: str
-    win: Money
-
-
-class DoubleUpStepView(Response):
-    n: int
-    bet_type: str = Field(description="'double' or 'half-double'")
-    win_before: Money
-    staked: Money
-    banked: Money
-    dealer_card: str
-    cards: list[str] = Field(description="the four face-down cards, once one is picked")
-    index: int | None
-    result: str | None
-    amount_after: Money | None
-
-
-class VideoPokerView(Response):
-    dealt: list[str]
-    cards: list[str]
-    recommended: list[int] = Field(description="positions (0..4) the game proposes to hold")
-    phase: str = Field(description="'dealt', 'win-pending', 'double-pick' or 'settled'")
-    holds: list[int] | None
-    coin_value: Money
-    coins: int
-    lines: list[LineView]
-    line_win: Money
-    win: Money
-    double_up: list[DoubleUpStepView]
+TYPED_VIEWS = (RedDogView, VideoPokerView)
+"""Views named in the OpenAPI document (the games played before the registry); a game
+added later has its schema in the registry and ``view`` is a JSON object there."""
 
 
 class RoundView(Response):
@@ -287,56 +271,6 @@ class VideoPokerPick(Request):
 # -- the catalogue ---------------------------------------------------------------------------
 
 
-class Rtp(Response):
-    """An exact return-to-player figure: ``exact`` is the fraction, ``percent`` its decimal."""
-
-    play: str = Field(description="'optimal' (certified) or the game's proposed holds")
-    basis: str
-    coins: int | None = None
-    certified: bool
-    exact: str
-    percent: str
-
-
-class RedDogPay(Response):
-    outcome: str
-    spread: int | None
-    pays_to_one: int
-
-
-class RedDogVariant(Response):
-    game: Literal["red-dog"] = "red-dog"
-    id: str
-    rules_version: str
-    paytable_id: str
-    min_bet: Money
-    max_bet: Money
-    max_raise: str
-    paytable: list[RedDogPay]
-    rtp: list[Rtp]
-    notes: list[str] = Field(default_factory=list)
-
-
-class VideoPokerPay(Response):
-    hand: str
-    pays: list[int] = Field(description="total paid per line for 1..5 coins, x coin value")
-
-
-class VideoPokerVariant(Response):
-    game: Literal["video-poker"] = "video-poker"
-    id: str
-    rules_version: str
-    paytable_id: str
-    lines: list[int]
-    coin_values: list[Money]
-    coins: list[int]
-    hold_policy: str
-    double_up_limit: Money
-    paytable: list[VideoPokerPay]
-    rtp: list[Rtp]
-    notes: list[str] = Field(default_factory=list)
-
-
 class Catalogue(Response):
     red_dog: list[RedDogVariant]
     video_poker: list[VideoPokerVariant]
@@ -407,11 +341,14 @@ class GameDecision(Request):
 
 
 def _round_doc(result: dict[str, Any]) -> dict[str, Any]:
-    if result["game"] == "red-dog":
-        return {**result, "view": RedDogView.model_validate(result["view"])}
-    if result["game"] == "video-poker":
-        return {**result, "view": VideoPokerView.model_validate(result["view"])}
+    """The round's view through its game's schema (from the registry). The views typed in
+    ``RoundView`` stay models (serialised by alias, e.g. Red Dog's ``raise``); any other
+    game's is checked by its schema and passed on as JSON."""
     entry = registry.entry(result["game"])
     schema = None if entry is None else entry.view_schema
-    view = result["view"] if schema is None else schema.model_validate(result["view"]).model_dump()
+    if schema is None:
+        return result
+    view = schema.model_validate(result["view"])
+    if schema not in TYPED_VIEWS:
+        view = view.model_dump()
     return {**result, "view": view}

@@ -456,34 +456,39 @@ def _print_theoretical(args: argparse.Namespace, out: Console) -> int:
     from audit_cli import rtp
 
     rows = rtp.theoretical_rows()
-    ok = not any(r.agreement.startswith("DIFFERS") for r in rows)
+    findings = rtp.theory_findings(rows)
     if args.json:
-        out.print_json(json.dumps({"ok": ok, "rows": [r.to_dict() for r in rows]}))
-        return EXIT_OK if ok else EXIT_FINDINGS
+        doc = [{**r.to_dict(), "known_difference": rtp.known_difference(r)} for r in rows]
+        out.print_json(json.dumps({"ok": not findings, "rows": doc, "problems": findings}))
+        return EXIT_FINDINGS if findings else EXIT_OK
     table = Table(title="certified RTP: exact full-cycle maths")
-    for col in ("game", "variant", "play", "coins", "RTP", "published"):
+    for col in ("game", "variant", "paytable / bet", "play", "coins", "RTP", "published"):
         table.add_column(col, no_wrap=True)
     table.add_column("agreement", min_width=29, max_width=29)
     table.add_column("max paid", justify="right", no_wrap=True)
     table.add_column("hit freq.", justify="right", no_wrap=True)
     for r in rows:
+        known = " (known: see notes)" if rtp.known_difference(r) else ""
         table.add_row(
             r.game,
             r.variant,
+            r.paytable_id,
             r.play,
             r.coins,
             f"{as_percent(r.rtp)} %",
             f"{r.published} %" if r.published else "-",
-            r.agreement,
+            r.agreement + known,
             str(r.max_paid_per_bet),
-            f"{as_percent(r.hit_frequency, 2)} %",
+            "-" if r.hit_frequency is None else f"{as_percent(r.hit_frequency, 2)} %",
         )
     # Wide enough for the whole table even when piped (rich assumes 80 columns then).
-    wide = Console(file=out.file, width=max(out.width, 140))
+    wide = Console(file=out.file, width=max(out.width, 180))
     wide.print(table)
-    for note in rtp.THEORY_NOTES:
+    for note in rtp.theory_notes():
         wide.print(note, markup=False)
-    return EXIT_OK if ok else EXIT_FINDINGS
+    for finding in findings:
+        wide.print(f"FINDING: {finding}", markup=False)
+    return EXIT_FINDINGS if findings else EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:

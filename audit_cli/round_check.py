@@ -1,5 +1,7 @@
 """Checking one round event by event: signature and chain link, then every recorded view,
-decision, card and amount re-derived from the revealed seed.
+decision, card and amount re-derived from the revealed seed (or, for a round whose first
+event records chosen cards, from those cards: a finding of its own, since such a round is
+not certified).
 
 Signatures and chain links are the verifier's own row checks (:func:`audit_cli.verify.verify`
 over the round's rows); the game fields are recomputed by the pure engine through the
@@ -19,6 +21,7 @@ from audit_cli.rows import Row
 from audit_cli.verify import trust_candidates, verify
 from games import registry
 from games.adapter import GameAdapter
+from games.deal import ChosenCards, ChosenCardsError, Deal
 from ledger import envelope
 
 ROW_CHECKS = (
@@ -56,6 +59,7 @@ STEP_FIELDS = (
     "player_id",
     "session_id",
     "currency",
+    "chosen_cards",
 )
 
 
@@ -170,6 +174,20 @@ def check_rows(
     if not events:
         report.status = "missing"
         return report
+    first_row, start = events[0]
+    if start.get("chosen_cards") is not None:
+        # Dealt from a test's card source: re-derived below from the recorded cards, and
+        # never passed as a certified round (its cards do not follow from the seed).
+        report.findings.append(
+            RoundFinding(
+                _step_name(first_row),
+                first_row.version,
+                "chosen_cards",
+                "the round's cards were chosen by a card source (tests only), not dealt "
+                "from the seed: not a certified round",
+                start["chosen_cards"],
+            )
+        )
     final = _step_name(events[-1][0])
     report.status = final if final in ("settled", "voided") else "open"
     if report.status == "open":
@@ -228,6 +246,14 @@ class _Rederivation:
                 seed_hex,
                 start.get("commitment"),
             )
+        deal: Deal = seed
+        chosen = start.get("chosen_cards")
+        if chosen is not None:
+            try:
+                deal = ChosenCards.from_wire(seed, chosen)
+            except ChosenCardsError as e:
+                self.find(first_row, "chosen_cards", f"unreadable chosen cards: {e}", chosen)
+                return
         adapter = adapters().get(str(start.get("game")))
         if adapter is None:
             self.find(first_row, "game", f"unknown game {start.get('game')!r}: cannot re-derive")
@@ -245,7 +271,7 @@ class _Rederivation:
                 terms.paytable_id,
             )
             stake = adapter.stake_of(params)
-            state = adapter.replay(params, [], seed)
+            state = adapter.replay(params, [], deal)
         except Exception as e:  # an engine refusal of the recorded parameters is a finding
             self.find(first_row, "params", f"the engine refuses the recorded parameters: {e}")
             return
@@ -259,7 +285,7 @@ class _Rederivation:
         for row, doc in self.events[1:]:
             step = _step_name(row)
             if step == "acted":
-                next_state = self._acted(adapter, params, state, seed, row, doc)
+                next_state = self._acted(adapter, params, state, deal, row, doc)
                 if next_state is None:
                     return
                 state = next_state
@@ -277,7 +303,7 @@ class _Rederivation:
         adapter: GameAdapter[Any, Any, Any],
         params: Any,
         state: Any,
-        seed: bytes,
+        seed: Deal,
         row: Row,
         doc: dict[str, Any],
     ) -> Any:

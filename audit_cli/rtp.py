@@ -3,7 +3,8 @@
 Reads round events straight from the rows (no application): ``started`` (game, variant,
 paytable id, stake, params, the cards shown), ``acted`` (decisions, stake added),
 ``settled`` (payout, total staked) and ``voided``. Voided rounds are excluded (and
-counted), as are rounds still open. Rounds are grouped by game, variant, paytable and,
+counted), as are rounds still open; a round dealt from chosen cards (tests only) is left
+out and reported as a problem. Rounds are grouped by game, variant, paytable and,
 for video poker, coins per line (the coin column of the paytable).
 
 Per group the observed RTP is ``sum(paid) / sum(staked)`` (Red Dog also
@@ -23,17 +24,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from audit_cli.rows import read_rows
-from games import registry
-from games.audit import RtpRules
+from games import audit, registry
+from games.audit import RtpRules, TheoryRow
 from games.percent import as_percent
-from games.red_dog import engine as red_dog
-from games.red_dog import math as red_dog_math
 from games.rtp import (
     PER_BET,
     PER_STAKED,
@@ -43,9 +41,6 @@ from games.rtp import (
     Tally,
     z_score,
 )
-from games.simulate import Play, RaisePolicy
-from games.video_poker.math import CycleAnalysis, analyse_all_columns
-from games.video_poker.variants import VARIANTS
 from ledger import contracts, envelope
 
 LEVEL = 0.99
@@ -55,26 +50,16 @@ RED_DOG, VIDEO_POKER = "red-dog", "video-poker"
 MIXED = "mixed"
 _DOUBLE_UP = frozenset({"double", "half-double", "pick"})
 
-# The figures the rule documents publish, as printed.
-# Seed 000, "MONTEPREMI": "99,54 (da 1 a 4 fiche); 98,37 (5 fiche)".
-PUBLISHED_VIDEO_POKER = {"jb-4line": {1: "99.54", 2: "99.54", 3: "99.54", 4: "99.54", 5: "98.37"}}
-PUBLISHED_VIDEO_POKER_LABEL = {1: "1 to 4 coins", 5: "5 coins"}
-# Seed 003: "La percentuale teorica di ritorno (RTP) al giocatore è 96,84%".
-PUBLISHED_RED_DOG = "96.84"
 THEORY_NOTES = (
-    "RTP: expected payout per unit bet. Video poker: per coin, over every deal and draw;",
-    "  optimal = the max-EV hold, winning-cards = seed 000's proposal; * = the hold the variant"
-    " proposes after the deal.",
-    "Red Dog: raise the full bet on spreads 7-11 (optimal) or never; per bet = 1 + E[net] /"
-    " original bet (seed 003's measure),",
-    "  per staked = E[payout] / E[bet + raise].",
+    "RTP: expected payout per unit bet.",
     'Published: seed 000 "99,54 (da 1 a 4 fiche); 98,37 (5 fiche)"; seed 003 "96,84%";'
-    " seed 004 publishes none.",
+    " seed 002 (Infinite Blackjack) as in its rows; seed 004 publishes none.",
     "Max paid: returned per unit bet, stake included. Hit freq.: share of hands that pay"
-    " (Red Dog: of rounds that win more than the stake).",
+    " (Red Dog: of rounds that win more than the stake; - where it has no single meaning).",
 )
-MATCHES = "matches"
-SWAPPED = "matches the other coin column (published figures swapped)"
+"""The table's general notes; each game's own come from its registry entry."""
+# Kept for readers of the old names: the rows and their helpers moved to the games.
+MATCHES, SWAPPED = audit.MATCHES, audit.SWAPPED
 
 
 # -- reading the log -------------------------------------------------------------------
@@ -177,6 +162,13 @@ def read_groups(db: str, series: bool = False) -> tuple[list[Group], list[str]]:
             continue
         if rnd.settled is None:
             group.open += 1
+            continue
+        if rnd.start.get("chosen_cards") is not None:
+            # Dealt from a test's card source: its return says nothing about the RNG.
+            problems.append(
+                f"round {rnd.start.get('code')}: cards chosen by a card source (tests only), "
+                "not dealt from the seed: left out of the tally"
+            )
             continue
         try:
             _add(group, rnd, series)
@@ -363,122 +355,30 @@ def _pct(value: Fraction | float | None, places: int = 4) -> str:
 # -- the certified table ---------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TheoryRow:
-    game: str
-    variant: str
-    paytable_id: str
-    play: str
-    coins: str
-    rtp: Fraction
-    published: str | None
-    source: str
-    agreement: str
-    max_paid_per_bet: Fraction
-    hit_frequency: Fraction
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "game": self.game,
-            "variant": self.variant,
-            "paytable_id": self.paytable_id,
-            "play": self.play,
-            "coins": self.coins,
-            "rtp": str(as_percent(self.rtp)),
-            "rtp_exact": f"{self.rtp.numerator}/{self.rtp.denominator}",
-            "published": self.published,
-            "source": self.source,
-            "agreement": self.agreement,
-            "max_paid_per_bet": str(self.max_paid_per_bet),
-            "hit_frequency": str(as_percent(self.hit_frequency)),
-        }
-
-
-def _agreement(rtp: Fraction, published: str | None, others: list[str]) -> str:
-    if published is None:
-        return "not published"
-    places = -Decimal(published).as_tuple().exponent  # type: ignore[operator]  # finite
-    ours = str(as_percent(rtp, places))
-    if ours == published:
-        return MATCHES
-    if ours in others:
-        return SWAPPED
-    return f"DIFFERS: {ours} %"
-
-
 def theoretical_rows() -> list[TheoryRow]:
-    """The certified-RTP table: every variant's coin columns, both ways of holding, and
-    Red Dog's policies. Coin columns with equal figures are merged (``1-4``)."""
-    rows: list[TheoryRow] = []
-    for variant in VARIANTS.values():
-        paytable = variant.paytable
-        published = PUBLISHED_VIDEO_POKER.get(variant.id, {})
-        plays = [Play.OPTIMAL] + ([Play.WINNING_CARDS] if variant.id == "jb-4line" else [])
-        for play in plays:
-            columns = analyse_all_columns(paytable, play)
-            for coins, cycle in _merged(columns):
-                fig = published.get(coins[0]) if play is Play.OPTIMAL else None
-                others = [v for c, v in published.items() if c not in coins]
-                label = PUBLISHED_VIDEO_POKER_LABEL.get(coins[0], "")
-                rows.append(
-                    TheoryRow(
-                        "video-poker",
-                        variant.id,
-                        paytable.id,
-                        f"{play.value}*" if play.value == variant.hold_policy else play.value,
-                        f"{coins[0]}-{coins[-1]}" if len(coins) > 1 else str(coins[0]),
-                        cycle.rtp,
-                        fig,
-                        f'seed 000, "{label}"' if fig else "",
-                        _agreement(cycle.rtp, fig, others),
-                        cycle.max_win,
-                        cycle.hit_frequency,
-                    )
-                )
-    for policy, measure in (
-        (RaisePolicy.OPTIMAL, PER_BET),
-        (RaisePolicy.OPTIMAL, PER_STAKED),
-        (RaisePolicy.NEVER, PER_BET),
-    ):
-        report = red_dog_math.analyse(policy.raise_spreads)
-        rtp = report.rtp_per_bet if measure == PER_BET else report.rtp_per_staked
-        fig = PUBLISHED_RED_DOG if policy is RaisePolicy.OPTIMAL and measure == PER_BET else None
-        outcomes = report.outcomes
-        hits = outcomes[red_dog.Outcome.WIN] + outcomes[red_dog.Outcome.THREE_OF_A_KIND]
-        how = "raise 7-11" if policy is RaisePolicy.OPTIMAL else "never raise"
-        rows.append(
-            TheoryRow(
-                "red-dog",
-                "classic",
-                red_dog.PAYTABLE_ID,
-                f"{how}, {measure.replace('-', ' ')}" if policy is RaisePolicy.OPTIMAL else how,
-                "-",
-                rtp,
-                fig,
-                "seed 003" if fig else "",
-                _agreement(rtp, fig, []),
-                # Three of a kind pays 11:1 on the original bet (never raised): 12 back.
-                Fraction(1 + red_dog.THREE_OF_A_KIND_PAYS),
-                hits,
-            )
-        )
-    return rows
+    """The certified-RTP table: every game's rows, as its registry entry supplies them
+    (played games first, then those certified before they are on the ledger)."""
+    return [row for table in registry.certified_tables().values() for row in table.rows()]
 
 
-def _merged(columns: dict[int, CycleAnalysis]) -> list[tuple[list[int], CycleAnalysis]]:
-    merged: list[tuple[list[int], CycleAnalysis]] = []
-    for coins, cycle in columns.items():
-        last = merged[-1] if merged else None
-        same = last is not None and (last[1].rtp, last[1].max_win, last[1].hit_frequency) == (
-            cycle.rtp,
-            cycle.max_win,
-            cycle.hit_frequency,
-        )
-        if last is not None and same:
-            last[0].append(coins)
-        else:
-            merged.append(([coins], cycle))
-    return merged
+def theory_notes() -> list[str]:
+    notes = [n for table in registry.certified_tables().values() for n in table.notes]
+    return [*THEORY_NOTES[:1], *notes, *THEORY_NOTES[1:]]
+
+
+def known_difference(row: TheoryRow) -> str | None:
+    """Why ``row`` differs from its published figure, if its game's entry says so."""
+    table = registry.certified_tables().get(row.game)
+    return None if table is None else table.explained(row)
+
+
+def theory_findings(rows: list[TheoryRow]) -> list[str]:
+    """Rows that differ from their published figure with no explanation from their game."""
+    return [
+        f"{r.game}/{r.variant}/{r.paytable_id} {r.play}: {r.agreement} (published {r.published} %)"
+        for r in rows
+        if r.agreement.startswith("DIFFERS") and known_difference(r) is None
+    ]
 
 
 # -- plotting --------------------------------------------------------------------------

@@ -5,6 +5,10 @@ its ``State`` and its ``Decision`` (the engine's own types), and converts them t
 the JSON the round's events record. Everything that is a rule of the game (what a stake
 is, what a decision may be, the default action of an abandoned round) sits behind it, in
 ``games/``; the ledger only moves money and records events.
+
+``seed`` in ``start``/``apply``/``replay`` is a :data:`games.deal.Deal`: the round's seed,
+or (tests only) the seed with chosen cards; an engine draws every deck through
+:func:`games.deal.shuffled` so both deal alike.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
+
+from games.deal import Deal
 
 P = TypeVar("P")
 S = TypeVar("S")
@@ -52,12 +58,12 @@ class GameAdapter(Protocol[P, S, D]):
     def stake_of(self, params: P) -> int:
         """The stake debited at the start; refuses a bet the rules do not allow."""
 
-    def start(self, params: P, seed: bytes) -> S: ...
+    def start(self, params: P, seed: Deal) -> S: ...
 
-    def apply(self, params: P, state: S, decision: D, seed: bytes) -> S:
+    def apply(self, params: P, state: S, decision: D, seed: Deal) -> S:
         """The state after one decision; refuses a decision out of phase (typed error)."""
 
-    def replay(self, params: P, decisions: Sequence[D], seed: bytes) -> S: ...
+    def replay(self, params: P, decisions: Sequence[D], seed: Deal) -> S: ...
 
     def default_decision(self, state: S) -> D:
         """The decision taken for a player who leaves the round open (recorded automatic)."""
@@ -78,7 +84,7 @@ def replay_recorded(
     adapter: GameAdapter[P, S, D],
     params: Mapping[str, Json],
     decisions: Sequence[Sequence[Json]],
-    seed: bytes,
+    seed: Deal,
 ) -> S:
     """Re-run a round from what its events recorded (live play and audit tools alike)."""
     return adapter.replay(

@@ -2,7 +2,9 @@
 
 Everything from outside the process that the ledger depends on is injected here: the
 settings and keys, the clock, the seed source (the OS CSPRNG in production; tests and the
-certification simulation pass deterministic ones) and the games. A reader follows a
+certification simulation pass deterministic ones), the games and, for tests only, a card
+source that chooses the cards of the rounds dealt (:mod:`games.deal`; recorded in each
+such round, which is then not a certified round). A reader follows a
 request by names: route -> command (:mod:`ledger.commands`) -> the handler registered
 below -> the aggregates' events.
 """
@@ -23,7 +25,7 @@ from ledger import commands as c
 from ledger.banking import Banking
 from ledger.casino import Casino, Handler
 from ledger.keys import Keyring
-from ledger.play import AnyGame, Clock, Rounds, SeedSource
+from ledger.play import AnyGame, CardSource, Clock, Rounds, SeedSource
 from ledger.red_dog import RedDogTable
 from ledger.rounds import new_seed
 from ledger.sessions import Sessions
@@ -42,17 +44,19 @@ def bootstrap(
     seed_source: SeedSource = new_seed,
     clock: Clock = system_clock,
     games: Mapping[str, GameAdapter[Any, Any, Any]] | None = None,
+    cards: CardSource | None = None,
     extra_handlers: Callable[[Rounds], Mapping[type[c.Command], Handler]] | None = None,
     application: type[Casino] = Casino,
 ) -> Casino:
     """A ready Casino. ``games`` adds adapters (name -> adapter) beside the built-in ones;
     ``extra_handlers`` adds the handlers of commands of such games (tests register a toy
-    game this way)."""
+    game this way). ``cards`` (tests only) chooses each new round's cards: every round it
+    deals records them, and ``audit-cli round`` reports such a round as not certified."""
     app = application(settings, keyring)
     adapters = {**registry.adapters(), **(games or {})}
     red_dog, video_poker = adapters[RED_DOG], adapters[VIDEO_POKER]
     assert isinstance(red_dog, RedDogAdapter) and isinstance(video_poker, VideoPokerAdapter)
-    rounds = Rounds(adapters, app.keyring, clock, seed_source)
+    rounds = Rounds(adapters, app.keyring, clock, seed_source, cards)
     dedicated = {RED_DOG: "red-dog/bet, raise, see, repeat", VIDEO_POKER: "video-poker/deal, ..."}
     banking, sessions, any_game = Banking(), Sessions(rounds), AnyGame(rounds, dedicated)
     table, machine = RedDogTable(rounds, red_dog), VideoPokerMachine(rounds, video_poker)

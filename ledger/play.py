@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from games.adapter import GameAdapter, replay_recorded
+from games.deal import ChosenCards, ChosenWire, Deal
 from games.errors import InvalidDecision
 from ledger.accounts import GameSession
 from ledger.commands import Decide, StartRound
@@ -28,6 +29,9 @@ D = TypeVar("D")
 Result = dict[str, Any]
 Clock = Callable[[], datetime]
 SeedSource = Callable[[], bytes]
+CardSource = Callable[[], ChosenWire | None]
+"""Tests only: the chosen cards of the next round, by deck label (see :mod:`games.deal`);
+None: that round is dealt from its seed."""
 AnyAdapter = GameAdapter[Any, Any, Any]
 """An adapter looked up by a round's recorded game name: its types are the game's own."""
 MAX_AUTOMATIC_STEPS = 100
@@ -61,11 +65,13 @@ class Rounds:
         keyring: Keyring,
         clock: Clock,
         seed_source: SeedSource,
+        card_source: CardSource | None = None,
     ) -> None:
         self.adapters = adapters
         self.keyring = keyring
         self.clock = clock
         self.seed_source = seed_source
+        self.card_source = card_source
 
     def adapter_of(self, rnd: Round) -> AnyAdapter:
         return self.adapters[rnd.game]
@@ -74,8 +80,13 @@ class Rounds:
         key = self.keyring.sealing_keys[rnd.sealing_kid]
         return unseal_seed(key, rnd.id, rnd.sealed_seed)
 
+    def deal_of(self, rnd: Round) -> Deal:
+        """What the round's cards come from: its seed, or the cards it records as chosen."""
+        seed = self.seed_of(rnd)
+        return seed if rnd.chosen_cards is None else ChosenCards.from_wire(seed, rnd.chosen_cards)
+
     def state_of(self, adapter: GameAdapter[P, S, D], rnd: Round) -> S:
-        return replay_recorded(adapter, rnd.params, rnd.decisions, self.seed_of(rnd))
+        return replay_recorded(adapter, rnd.params, rnd.decisions, self.deal_of(rnd))
 
     def open_round(self, uow: UnitOfWork, session: GameSession) -> Round | None:
         return None if session.open_round is None else uow.round(session.open_round)
@@ -89,7 +100,9 @@ class Rounds:
         # One seed per command: a retried attempt (version conflict, code clash) deals the
         # same cards, so a deterministic seed source stays in step with the rounds.
         seed = uow.once("seed", self.seed_source)
-        state = adapter.start(params, seed)
+        chosen = None if self.card_source is None else uow.once("cards", self.card_source)
+        deal = seed if chosen is None else ChosenCards.from_wire(seed, chosen)
+        state = adapter.start(params, deal)
         now = self.clock()
         terms = adapter.terms(params)
         code = new_game_code(terms.code_prefix, now)
@@ -109,6 +122,7 @@ class Rounds:
             sealed_seed=seal_seed(self.keyring.sealing_key, round_id_for(code), seed),
             sealing_kid=self.keyring.sealing_kid,
             view=adapter.view(state),
+            chosen_cards=deal.to_wire() if isinstance(deal, ChosenCards) else None,
         )
         uow.add(rnd)
         session.stake(code, stake)
@@ -135,10 +149,10 @@ class Rounds:
         automatic: bool = False,
     ) -> Result:
         rnd.check_open()
-        seed = self.seed_of(rnd)
-        state = replay_recorded(adapter, rnd.params, rnd.decisions, seed)
+        seed, deal = self.seed_of(rnd), self.deal_of(rnd)
+        state = replay_recorded(adapter, rnd.params, rnd.decisions, deal)
         params = adapter.read_params(rnd.params)
-        new_state = adapter.apply(params, state, decision, seed)
+        new_state = adapter.apply(params, state, decision, deal)
         added = adapter.staked(new_state) - adapter.staked(state)
         if added:
             session.stake(rnd.code, added)

@@ -86,6 +86,7 @@ class Round(Aggregate):
         sealed_seed: str,
         sealing_kid: str,
         view: dict[str, Any],
+        chosen_cards: dict[str, list[str]] | None = None,
     ) -> None:
         self.code = code
         self.game = game
@@ -104,6 +105,9 @@ class Round(Aggregate):
         self.sealing_kid = sealing_kid
         self.decisions: list[list[Any]] = []
         self.view = dict(view)
+        # Cards chosen by a test's card source (games.deal): such a round is not certified,
+        # and says so in its first event. Absent (older rounds) and null mean seed-dealt.
+        self.chosen_cards = None if chosen_cards is None else dict(chosen_cards)
         self.status = RoundStatus.OPEN
         self.payout = 0
         self.win_credited = 0

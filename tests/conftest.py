@@ -148,6 +148,23 @@ def seeded(store: Store) -> Seeded:
     return open_with
 
 
+WithCards = Callable[..., Casino]
+
+
+@pytest.fixture
+def with_cards(store: Store) -> WithCards:
+    """``with_cards({"red-dog/deck": "7h 7d 7s"}, ...)``: a Casino on the store whose next rounds
+    are dealt these cards by the real engines (a card source; see :mod:`games.deal`)."""
+    from tests.helpers import ChosenDeals
+
+    def open_with(*deals: dict[str, str]) -> Casino:
+        app = bootstrap(store.settings(), keyring=store.keyring, cards=ChosenDeals(*deals))
+        store.apps.append(app)
+        return app
+
+    return open_with
+
+
 @pytest.fixture(name="open_session")
 def open_session_fixture() -> Callable[..., str]:
     """``open_session(app, player="ann", buy_in=20_000, deposit=1_000_000)``: a funded

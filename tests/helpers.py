@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -23,6 +23,19 @@ class ChosenSeeds:
 
     def __call__(self) -> bytes:
         return self.seeds.pop(0) if self.seeds else os.urandom(32)
+
+
+class ChosenDeals:
+    """Fake card source (``bootstrap(cards=...)``): the chosen cards of each next round, in
+    order, by deck label (``{"red-dog/deck": "7h 7d 7s"}``); then rounds dealt from seeds."""
+
+    def __init__(self, *deals: Mapping[str, str]) -> None:
+        self.deals = list(deals)
+
+    def __call__(self) -> dict[str, list[str]] | None:
+        if not self.deals:
+            return None
+        return {label: cards.split() for label, cards in self.deals.pop(0).items()}
 
 
 def open_session(

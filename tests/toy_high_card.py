@@ -21,9 +21,9 @@ from pydantic import BaseModel
 from games.adapter import RoundTerms
 from games.audit import OPTIMAL, GroupKey, RoundPlay
 from games.cards import Card, full_deck
+from games.deal import Deal, shuffled
 from games.errors import ActionOutOfPhase, InvalidDecision
 from games.registry import GameEntry
-from games.rng import RandomStream
 from games.rtp import PER_STAKED, Measure, Reference
 
 GAME = "high-card"
@@ -59,8 +59,8 @@ class HighCardState:
         return self.bet if self.player.rank == self.dealer.rank else 2 * self.bet
 
 
-def deck(seed: bytes) -> list[Card]:
-    return RandomStream(seed, "high-card/deck").shuffled(full_deck())
+def deck(seed: Deal) -> list[Card]:
+    return shuffled(seed, "high-card/deck", full_deck())
 
 
 class HighCardAdapter:
@@ -89,18 +89,18 @@ class HighCardAdapter:
             raise InvalidDecision(f"a high card bet is {MIN_BET}..{MAX_BET}, got {bet!r}")
         return bet
 
-    def start(self, params: HighCardParams, seed: bytes) -> HighCardState:
+    def start(self, params: HighCardParams, seed: Deal) -> HighCardState:
         return HighCardState(params.bet, deck(seed)[0])
 
     def apply(
-        self, params: HighCardParams, state: HighCardState, decision: Reveal, seed: bytes
+        self, params: HighCardParams, state: HighCardState, decision: Reveal, seed: Deal
     ) -> HighCardState:
         if state.settled:
             raise ActionOutOfPhase("reveal", "settled", "dealt")
         return replace(state, dealer=deck(seed)[1])
 
     def replay(
-        self, params: HighCardParams, decisions: Sequence[Reveal], seed: bytes
+        self, params: HighCardParams, decisions: Sequence[Reveal], seed: Deal
     ) -> HighCardState:
         state = self.start(params, seed)
         for d in decisions:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from games.adapter import Json, RoundTerms
+from games.deal import Deal
 from games.red_dog import engine as rd
 
 GAME = "red-dog"
@@ -55,16 +56,16 @@ class RedDogAdapter:
         rd.verify_deal(params.rules, params.bet)
         return int(params.bet)
 
-    def start(self, params: RedDogParams, seed: bytes) -> rd.RedDogState:
+    def start(self, params: RedDogParams, seed: Deal) -> rd.RedDogState:
         return rd.deal(params.rules, params.bet, seed)
 
     def apply(
-        self, params: RedDogParams, state: rd.RedDogState, decision: rd.Decision, seed: bytes
+        self, params: RedDogParams, state: rd.RedDogState, decision: rd.Decision, seed: Deal
     ) -> rd.RedDogState:
         return rd.apply(state, decision, seed)
 
     def replay(
-        self, params: RedDogParams, decisions: Sequence[rd.Decision], seed: bytes
+        self, params: RedDogParams, decisions: Sequence[rd.Decision], seed: Deal
     ) -> rd.RedDogState:
         return rd.replay(params.rules, params.bet, decisions, seed)
 

@@ -5,6 +5,8 @@ A round is a pure function of (rules, bet, decisions, seed). Its cards all come 
 first card ``deck[0]``, second ``deck[1]``, third ``deck[2]``. A state only ever holds the
 cards already shown; the steps that reveal the third card take the seed again and
 re-derive the deck, so a state read mid-round gives nothing away.
+A test may pass chosen cards in place of the seed (:mod:`games.deal`): the same deck
+label, its chosen cards first.
 
 >>> seed = bytes([4]) * 32
 >>> state = deal(DEFAULT_RULES, 500, seed)
@@ -23,6 +25,7 @@ from enum import StrEnum
 from types import MappingProxyType
 
 from games.cards import Card, Rank, full_deck
+from games.deal import Deal, shuffled
 from games.errors import (
     ActionOutOfPhase,
     BetAboveMaximum,
@@ -34,7 +37,6 @@ from games.errors import (
     SeedMismatch,
     require_positive_amount,
 )
-from games.rng import RandomStream
 
 RULES_VERSION = "red-dog/1"
 DECK_LABEL = "red-dog/deck"
@@ -194,9 +196,9 @@ class RedDogState:
         return max(0, min(self.bet, self.rules.max_bet - self.bet))
 
 
-def shuffled_deck(seed: bytes) -> list[Card]:
+def shuffled_deck(seed: Deal) -> list[Card]:
     """The round's deck; the production shuffle that every Red Dog card comes from."""
-    return RandomStream(seed, DECK_LABEL).shuffled(full_deck())
+    return shuffled(seed, DECK_LABEL, full_deck())
 
 
 def spread_of(first: Rank, second: Rank) -> int | None:
@@ -261,7 +263,7 @@ def can_deal(rules: RedDogRules, bet: object) -> bool:
     return True
 
 
-def deal(rules: RedDogRules, bet: int, seed: bytes) -> RedDogState:
+def deal(rules: RedDogRules, bet: int, seed: Deal) -> RedDogState:
     """Place ``bet`` and show two cards; consecutive cards and pairs settle at once."""
     verify_deal(rules, bet)
     deck = shuffled_deck(seed)
@@ -289,7 +291,7 @@ def deal(rules: RedDogRules, bet: int, seed: bytes) -> RedDogState:
 # --- raise ------------------------------------------------------------------------------
 
 
-def verify_raise(state: RedDogState, amount: object, seed: bytes | None = None) -> None:
+def verify_raise(state: RedDogState, amount: object, seed: Deal | None = None) -> None:
     """Raise a typed error saying why ``amount`` cannot be raised now. With ``seed``, also
     check that it re-derives the cards on the table."""
     _require_deciding(state, "raise")
@@ -304,7 +306,7 @@ def verify_raise(state: RedDogState, amount: object, seed: bytes | None = None) 
         _check_seed(state, seed)
 
 
-def can_raise(state: RedDogState, amount: object, seed: bytes | None = None) -> bool:
+def can_raise(state: RedDogState, amount: object, seed: Deal | None = None) -> bool:
     try:
         verify_raise(state, amount, seed)
     except GameRuleError:
@@ -312,7 +314,7 @@ def can_raise(state: RedDogState, amount: object, seed: bytes | None = None) -> 
     return True
 
 
-def raise_bet(state: RedDogState, amount: int, seed: bytes) -> RedDogState:
+def raise_bet(state: RedDogState, amount: int, seed: Deal) -> RedDogState:
     """Add ``amount`` to the stake and draw the third card, which settles the round."""
     verify_raise(state, amount, seed)
     deck = shuffled_deck(seed)
@@ -322,14 +324,14 @@ def raise_bet(state: RedDogState, amount: int, seed: bytes) -> RedDogState:
 # --- see --------------------------------------------------------------------------------
 
 
-def verify_see(state: RedDogState, seed: bytes | None = None) -> None:
+def verify_see(state: RedDogState, seed: Deal | None = None) -> None:
     """Raise a typed error saying why the player cannot see now."""
     _require_deciding(state, "see")
     if seed is not None:
         _check_seed(state, seed)
 
 
-def can_see(state: RedDogState, seed: bytes | None = None) -> bool:
+def can_see(state: RedDogState, seed: Deal | None = None) -> bool:
     try:
         verify_see(state, seed)
     except GameRuleError:
@@ -337,7 +339,7 @@ def can_see(state: RedDogState, seed: bytes | None = None) -> bool:
     return True
 
 
-def see(state: RedDogState, seed: bytes) -> RedDogState:
+def see(state: RedDogState, seed: Deal) -> RedDogState:
     """Draw the third card without raising ("Vedi"); it settles the round."""
     verify_see(state, seed)
     return _settle(state, shuffled_deck(seed)[2])
@@ -357,7 +359,7 @@ def default_action(state: RedDogState) -> Decision:
     return Decision.see()
 
 
-def apply(state: RedDogState, decision: Decision | Sequence[object], seed: bytes) -> RedDogState:
+def apply(state: RedDogState, decision: Decision | Sequence[object], seed: Deal) -> RedDogState:
     """Apply one decision (a :class:`Decision` or its wire form)."""
     d = Decision.from_wire(decision)
     if d.kind is DecisionKind.RAISE:
@@ -369,7 +371,7 @@ def replay(
     rules: RedDogRules,
     bet: int,
     decisions: Iterable[Decision | Sequence[object]],
-    seed: bytes,
+    seed: Deal,
 ) -> RedDogState:
     """Re-run a recorded round: deal, then each decision in order. Returns the state the
     decisions lead to (still open if they stop early); a decision after settlement raises
@@ -388,7 +390,7 @@ def _require_deciding(state: RedDogState, action: str) -> None:
         raise ActionOutOfPhase(action, state.phase.value, allowed=Phase.AWAITING_DECISION.value)
 
 
-def _check_seed(state: RedDogState, seed: bytes) -> None:
+def _check_seed(state: RedDogState, seed: Deal) -> None:
     shown = shuffled_deck(seed)[: len(state.cards)]
     if tuple(shown) != state.cards:
         raise SeedMismatch("the seed does not re-derive the cards shown in this round")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from games.adapter import Json, RoundTerms
+from games.deal import Deal
 from games.errors import GameRuleError
 from games.video_poker import double_up, engine
 from games.video_poker.hold import Step, apply_step, replay_steps, step_from_wire
@@ -81,7 +82,7 @@ class VideoPokerAdapter:
         engine.verify_deal(params.rules, params.coin_value, params.coins, params.lines)
         return engine.stake(params.coin_value, params.coins, params.lines)
 
-    def start(self, params: VideoPokerParams, seed: bytes) -> engine.VideoPokerState:
+    def start(self, params: VideoPokerParams, seed: Deal) -> engine.VideoPokerState:
         return engine.deal(params.rules, params.coin_value, params.coins, params.lines, seed)
 
     def apply(
@@ -89,12 +90,12 @@ class VideoPokerAdapter:
         params: VideoPokerParams,
         state: engine.VideoPokerState,
         decision: Step,
-        seed: bytes,
+        seed: Deal,
     ) -> engine.VideoPokerState:
         return apply_step(state, decision, seed)
 
     def replay(
-        self, params: VideoPokerParams, decisions: Sequence[Step], seed: bytes
+        self, params: VideoPokerParams, decisions: Sequence[Step], seed: Deal
     ) -> engine.VideoPokerState:
         p = params
         return replay_steps(p.rules, p.coin_value, p.coins, p.lines, decisions, seed)

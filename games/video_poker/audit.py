@@ -1,14 +1,17 @@
-"""Jacks or Better's part of ``audit-cli rtp`` (seeds 000, 004): holds played, references."""
+"""Jacks or Better's part of ``audit-cli rtp`` (seeds 000, 004): holds played, references,
+and its rows of the certified-RTP table."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import Any
 
-from games.audit import GroupKey, RoundPlay
+from games.audit import Certified, GroupKey, RoundPlay, TheoryRow, agreement
 from games.cards import Card
 from games.rtp import PER_STAKED, Measure, Reference, video_poker_reference
 from games.simulate import Play, choose_holds
+from games.video_poker.math import CycleAnalysis, analyse_all_columns
 from games.video_poker.paytable import PAYTABLES
 from games.video_poker.strategy import hold_evs, optimal_hold
 from games.video_poker.variants import VARIANTS
@@ -65,3 +68,61 @@ class VideoPokerRtp:
         if key[2] not in PAYTABLES:
             return f"video-poker: unknown paytable {key[2]!r}"
         return None
+
+
+# Seed 000, "MONTEPREMI": "99,54 (da 1 a 4 fiche); 98,37 (5 fiche)"; seed 004 publishes none.
+PUBLISHED = {"jb-4line": {1: "99.54", 2: "99.54", 3: "99.54", 4: "99.54", 5: "98.37"}}
+PUBLISHED_LABEL = {1: "1 to 4 coins", 5: "5 coins"}
+NOTES = (
+    "Video poker: per coin, over every deal and draw;",
+    "  optimal = the max-EV hold, winning-cards = seed 000's proposal; * = the hold the variant"
+    " proposes after the deal.",
+)
+
+
+@cache
+def certified_rows() -> tuple[TheoryRow, ...]:
+    """Every variant's coin columns, both ways of holding, over the full cycle; coin
+    columns with equal figures are merged (``1-4``)."""
+    rows: list[TheoryRow] = []
+    for variant in VARIANTS.values():
+        paytable = variant.paytable
+        published = PUBLISHED.get(variant.id, {})
+        plays = [Play.OPTIMAL] + ([Play.WINNING_CARDS] if variant.id == "jb-4line" else [])
+        for play in plays:
+            columns = analyse_all_columns(paytable, play)
+            for coins, cycle in _merged(columns):
+                fig = published.get(coins[0]) if play is Play.OPTIMAL else None
+                others = [v for c, v in published.items() if c not in coins]
+                label = PUBLISHED_LABEL.get(coins[0], "")
+                rows.append(
+                    TheoryRow(
+                        "video-poker",
+                        variant.id,
+                        paytable.id,
+                        f"{play.value}*" if play.value == variant.hold_policy else play.value,
+                        f"{coins[0]}-{coins[-1]}" if len(coins) > 1 else str(coins[0]),
+                        cycle.rtp,
+                        fig,
+                        f'seed 000, "{label}"' if fig else "",
+                        agreement(cycle.rtp, fig, others),
+                        cycle.max_win,
+                        cycle.hit_frequency,
+                    )
+                )
+    return tuple(rows)
+
+
+def _merged(columns: dict[int, CycleAnalysis]) -> list[tuple[list[int], CycleAnalysis]]:
+    merged: list[tuple[list[int], CycleAnalysis]] = []
+    for coins, cycle in columns.items():
+        last = merged[-1] if merged else None
+        figures = (cycle.rtp, cycle.max_win, cycle.hit_frequency)
+        if last is not None and (last[1].rtp, last[1].max_win, last[1].hit_frequency) == figures:
+            last[0].append(coins)
+        else:
+            merged.append(([coins], cycle))
+    return merged
+
+
+CERTIFIED = Certified(certified_rows, NOTES)

@@ -40,6 +40,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import ClassVar
 
+from games.deal import Deal
 from games.errors import ActionOutOfPhase, GameRuleError
 from games.video_poker.engine import (
     Decision,
@@ -132,12 +133,12 @@ def collect(state: VideoPokerState) -> VideoPokerState:
 # --- double / half double ---------------------------------------------------------------
 
 
-def verify_double(state: VideoPokerState, seed: bytes | None = None) -> None:
+def verify_double(state: VideoPokerState, seed: Deal | None = None) -> None:
     """Raise a typed error saying why the player cannot double now."""
     _verify_offer(state, "double", seed)
 
 
-def can_double(state: VideoPokerState, seed: bytes | None = None) -> bool:
+def can_double(state: VideoPokerState, seed: Deal | None = None) -> bool:
     try:
         verify_double(state, seed)
     except GameRuleError:
@@ -145,20 +146,20 @@ def can_double(state: VideoPokerState, seed: bytes | None = None) -> bool:
     return True
 
 
-def double(state: VideoPokerState, seed: bytes) -> VideoPokerState:
+def double(state: VideoPokerState, seed: Deal) -> VideoPokerState:
     """Stake the whole win on one double-up step ("Raddoppio"): the dealer's card is shown."""
     verify_double(state, seed)
     return _open_step(state, DoubleKind.DOUBLE, state.win, 0, seed, Decision.double())
 
 
-def verify_half_double(state: VideoPokerState, seed: bytes | None = None) -> None:
+def verify_half_double(state: VideoPokerState, seed: Deal | None = None) -> None:
     """Raise a typed error saying why the player cannot half double now."""
     _verify_offer(state, "half double", seed)
     if half_stake(state.win)[0] == 0:
         raise HalfDoubleTooSmall(state.win)
 
 
-def can_half_double(state: VideoPokerState, seed: bytes | None = None) -> bool:
+def can_half_double(state: VideoPokerState, seed: Deal | None = None) -> bool:
     try:
         verify_half_double(state, seed)
     except GameRuleError:
@@ -166,7 +167,7 @@ def can_half_double(state: VideoPokerState, seed: bytes | None = None) -> bool:
     return True
 
 
-def half_double(state: VideoPokerState, seed: bytes) -> VideoPokerState:
+def half_double(state: VideoPokerState, seed: Deal) -> VideoPokerState:
     """Stake half the win and bank the rest ("Mezzo Raddoppio"); see :func:`half_stake`."""
     verify_half_double(state, seed)
     staked, banked = half_stake(state.win)
@@ -176,7 +177,7 @@ def half_double(state: VideoPokerState, seed: bytes) -> VideoPokerState:
 # --- pick -------------------------------------------------------------------------------
 
 
-def verify_pick(state: VideoPokerState, index: object, seed: bytes | None = None) -> None:
+def verify_pick(state: VideoPokerState, index: object, seed: Deal | None = None) -> None:
     """Raise a typed error saying why the player cannot pick card ``index`` now."""
     require_phase(state, "pick", Phase.DOUBLE_PICK)
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < FACE_DOWN:
@@ -185,7 +186,7 @@ def verify_pick(state: VideoPokerState, index: object, seed: bytes | None = None
         check_seed(state, seed)
 
 
-def can_pick(state: VideoPokerState, index: object, seed: bytes | None = None) -> bool:
+def can_pick(state: VideoPokerState, index: object, seed: Deal | None = None) -> bool:
     try:
         verify_pick(state, index, seed)
     except GameRuleError:
@@ -193,7 +194,7 @@ def can_pick(state: VideoPokerState, index: object, seed: bytes | None = None) -
     return True
 
 
-def pick(state: VideoPokerState, index: int, seed: bytes) -> VideoPokerState:
+def pick(state: VideoPokerState, index: int, seed: Deal) -> VideoPokerState:
     """Turn over the four face-down cards and compare the picked one with the dealer's."""
     verify_pick(state, index, seed)
     step = state.steps[-1]
@@ -241,7 +242,7 @@ def default_action(state: VideoPokerState) -> Decision:
 
 
 def apply(
-    state: VideoPokerState, decision: Decision | Sequence[object], seed: bytes
+    state: VideoPokerState, decision: Decision | Sequence[object], seed: Deal
 ) -> VideoPokerState:
     """Apply one decision (a :class:`Decision` or its wire form)."""
     d = Decision.from_wire(decision)
@@ -263,7 +264,7 @@ def replay(
     coins: int,
     lines: int,
     decisions: Iterable[Decision | Sequence[object]],
-    seed: bytes,
+    seed: Deal,
 ) -> VideoPokerState:
     """Re-run a recorded round: deal, then each decision in order. Returns the state the
     decisions lead to (still open if they stop early); a decision out of phase raises
@@ -277,7 +278,7 @@ def replay(
 # --- internals --------------------------------------------------------------------------
 
 
-def _verify_offer(state: VideoPokerState, action: str, seed: bytes | None) -> None:
+def _verify_offer(state: VideoPokerState, action: str, seed: Deal | None) -> None:
     require_phase(state, action, Phase.WIN_PENDING)
     limit = state.variant.double_up_limit
     if state.win > limit:
@@ -291,7 +292,7 @@ def _open_step(
     kind: DoubleKind,
     staked: int,
     banked: int,
-    seed: bytes,
+    seed: Deal,
     decision: Decision,
 ) -> VideoPokerState:
     n = len(state.steps)

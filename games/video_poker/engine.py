@@ -11,6 +11,9 @@ labelled stream of the round's seed:
 - double-up step ``n`` (see :mod:`games.video_poker.double_up`):
   ``RandomStream(seed, f"vp/double/{n}").shuffled(full_deck())``.
 
+A test may pass chosen cards in place of the seed (:mod:`games.deal`): the same labels,
+each named deck with its chosen cards first.
+
 A state holds only the cards already shown. Steps that reveal cards take the seed again,
 check it re-derives the cards on the table, and derive the new ones, so a state read
 mid-round gives nothing away. The total stake, ``coin_value * coins * lines``, is debited
@@ -40,9 +43,9 @@ from enum import StrEnum
 from typing import ClassVar, Final
 
 from games.cards import Card, full_deck
+from games.deal import Deal, shuffled
 from games.errors import ActionOutOfPhase, GameRuleError, InvalidDecision, SeedMismatch
 from games.poker import HandRank, evaluate
-from games.rng import RandomStream
 from games.video_poker.strategy import optimal_hold, winning_cards_hold
 from games.video_poker.variants import MAX_COINS, MIN_COINS, HoldPolicy, Variant
 
@@ -355,21 +358,21 @@ def normalize_holds(holds: object) -> tuple[int, ...]:
     return tuple(sorted(ints))
 
 
-def deal_cards(seed: bytes) -> tuple[Card, ...]:
+def deal_cards(seed: Deal) -> tuple[Card, ...]:
     """The five dealt cards: the top of the ``vp/deal`` deck."""
-    return tuple(RandomStream(seed, DEAL_LABEL).shuffled(full_deck())[:HAND_SIZE])
+    return tuple(shuffled(seed, DEAL_LABEL, full_deck())[:HAND_SIZE])
 
 
-def line_deck(seed: bytes, line: int, dealt: Sequence[Card]) -> list[Card]:
+def line_deck(seed: Deal, line: int, dealt: Sequence[Card]) -> list[Card]:
     """Line ``line``'s replacement deck: the cards not dealt, in id order, shuffled by the
     line's own stream (seed 000, seed 004: each hand draws from its own deck)."""
     shown = set(dealt)
-    return RandomStream(seed, line_label(line)).shuffled([c for c in full_deck() if c not in shown])
+    return shuffled(seed, line_label(line), [c for c in full_deck() if c not in shown])
 
 
-def double_deck(seed: bytes, step: int) -> list[Card]:
+def double_deck(seed: Deal, step: int) -> list[Card]:
     """Double-up step ``step``'s fresh deck: dealer card ``[0]``, face-down ``[1:5]``."""
-    return RandomStream(seed, double_label(step)).shuffled(full_deck())
+    return shuffled(seed, double_label(step), full_deck())
 
 
 def recommend(variant: Variant, dealt: Sequence[Card], coins: int) -> tuple[int, ...]:
@@ -400,7 +403,7 @@ def can_deal(variant: Variant, coin_value: object, coins: object, lines: object)
     return True
 
 
-def deal(variant: Variant, coin_value: int, coins: int, lines: int, seed: bytes) -> VideoPokerState:
+def deal(variant: Variant, coin_value: int, coins: int, lines: int, seed: Deal) -> VideoPokerState:
     """Stake ``coin_value * coins * lines`` and show five cards with the proposed holds."""
     verify_deal(variant, coin_value, coins, lines)
     dealt = deal_cards(seed)
@@ -417,7 +420,7 @@ def deal(variant: Variant, coin_value: int, coins: int, lines: int, seed: bytes)
 # --- draw -------------------------------------------------------------------------------
 
 
-def verify_draw(state: VideoPokerState, holds: object, seed: bytes | None = None) -> None:
+def verify_draw(state: VideoPokerState, holds: object, seed: Deal | None = None) -> None:
     """Raise a typed error saying why the player cannot draw with ``holds`` now. With
     ``seed``, also check that it re-derives the dealt cards."""
     require_phase(state, "draw", Phase.DEALT)
@@ -426,7 +429,7 @@ def verify_draw(state: VideoPokerState, holds: object, seed: bytes | None = None
         check_seed(state, seed)
 
 
-def can_draw(state: VideoPokerState, holds: object, seed: bytes | None = None) -> bool:
+def can_draw(state: VideoPokerState, holds: object, seed: Deal | None = None) -> bool:
     try:
         verify_draw(state, holds, seed)
     except GameRuleError:
@@ -434,7 +437,7 @@ def can_draw(state: VideoPokerState, holds: object, seed: bytes | None = None) -
     return True
 
 
-def draw(state: VideoPokerState, holds: Iterable[int], seed: bytes) -> VideoPokerState:
+def draw(state: VideoPokerState, holds: Iterable[int], seed: Deal) -> VideoPokerState:
     """Keep ``holds`` (positions 0..4) on every line, replace the rest from each line's own
     deck, and pay each line on the paytable column for the coins bet."""
     verify_draw(state, holds, seed)
@@ -471,7 +474,7 @@ def require_phase(state: VideoPokerState, action: str, *allowed: Phase) -> None:
         raise ActionOutOfPhase(action, state.phase.value, ", ".join(p.value for p in allowed))
 
 
-def check_seed(state: VideoPokerState, seed: bytes) -> None:
+def check_seed(state: VideoPokerState, seed: Deal) -> None:
     """Raise :class:`SeedMismatch` unless ``seed`` re-derives the cards on the table."""
     if deal_cards(seed) != state.dealt:
         raise SeedMismatch("the seed does not re-derive the dealt cards of this round")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from games.deal import Deal
 from games.errors import GameRuleError, InvalidDecision
 from games.video_poker import double_up, engine
 from games.video_poker.engine import Decision, VideoPokerState
@@ -50,12 +51,12 @@ def step_from_wire(value: Step | Sequence[object]) -> Step:
     return Decision.from_wire(value)
 
 
-def verify_hold(state: VideoPokerState, holds: object, seed: bytes | None = None) -> None:
+def verify_hold(state: VideoPokerState, holds: object, seed: Deal | None = None) -> None:
     """A selection is valid when a draw with it would be (same phase, same positions)."""
     engine.verify_draw(state, holds, seed)
 
 
-def can_hold(state: VideoPokerState, holds: object, seed: bytes | None = None) -> bool:
+def can_hold(state: VideoPokerState, holds: object, seed: Deal | None = None) -> bool:
     try:
         verify_hold(state, holds, seed)
     except GameRuleError:
@@ -63,20 +64,20 @@ def can_hold(state: VideoPokerState, holds: object, seed: bytes | None = None) -
     return True
 
 
-def hold(state: VideoPokerState, holds: object, seed: bytes) -> VideoPokerState:
+def hold(state: VideoPokerState, holds: object, seed: Deal) -> VideoPokerState:
     """Record a selection: the state is unchanged (no card is drawn)."""
     verify_hold(state, holds, seed)
     return state
 
 
-def apply_step(state: VideoPokerState, step: Step, seed: bytes) -> VideoPokerState:
+def apply_step(state: VideoPokerState, step: Step, seed: Deal) -> VideoPokerState:
     if isinstance(step, Hold):
         return hold(state, step.holds, seed)
     return double_up.apply(state, step, seed)
 
 
 def replay_steps(
-    variant: Variant, coin_value: int, coins: int, lines: int, steps: Iterable[Step], seed: bytes
+    variant: Variant, coin_value: int, coins: int, lines: int, steps: Iterable[Step], seed: Deal
 ) -> VideoPokerState:
     decisions = [s for s in steps if not isinstance(s, Hold)]
     return double_up.replay(variant, coin_value, coins, lines, decisions, seed)

@@ -2,9 +2,10 @@
 
 A session of rounds, game codes and lookup by code, the player's history and the
 "last 10 games" recall, a round's timeline, repeat, busy sessions, automatic completion on
-close, and voiding. Where a test needs a particular deal it opens the Casino with a fake
-seed source (:class:`ChosenSeeds`) in place of the OS CSPRNG; the cards then come from the
-real engine.
+close, and voiding. Where a test needs a particular deal it opens the Casino with chosen
+cards (``with_cards``, a card source: those rounds record that their cards were chosen) or,
+where the test also checks the round as certified, with a fake seed source
+(:class:`ChosenSeeds`) in place of the OS CSPRNG; the cards come from the real engine.
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ import pytest
 from audit_cli.rounds import check_round, player_history
 from audit_cli.rows import read_rows
 from audit_cli.verify import Report, trust_candidates, verify
-from games.cards import Card
+from games.cards import Card, parse_cards
+from games.red_dog.engine import DECK_LABEL as DECK
 from games.red_dog.engine import PAYS, Outcome, outcome_for, shuffled_deck, spread_of
 from ledger import envelope
 from ledger.casino import Casino
 from ledger.errors import RoundNotFound, SessionBusy
 from ledger.rounds import round_id_for
-from tests.conftest import Seeded, Store
+from tests.conftest import Seeded, Store, WithCards
 from tests.helpers import open_session as open_funded_session
 from tests.helpers import raw_rows
 
@@ -229,9 +231,11 @@ def test_a_round_is_found_by_its_game_code(seeded: Seeded, store: Store) -> None
 # -- history ----------------------------------------------------------------------------
 
 
-def test_account_history_lists_date_game_code_stakes_wins_and_outcome(seeded: Seeded) -> None:
-    winner, loser = seed_where(deals_a_winner), seed_where(deals_a_loser)
-    app = seeded(winner, loser)
+def test_account_history_lists_date_game_code_stakes_wins_and_outcome(
+    with_cards: WithCards,
+) -> None:
+    winner, loser = {DECK: "5h 9c 7d"}, {DECK: "4s Jd Kc"}  # 7 between 5 and 9; K not in 4-J
+    app = with_cards(winner, loser)
     sid = open_session(app)
     won = play(app, sid, "r1", bet=300, raise_by=300)
     lost = play(app, sid, "r2", bet=200)
@@ -246,7 +250,7 @@ def test_account_history_lists_date_game_code_stakes_wins_and_outcome(seeded: Se
         0,
         "lose",
     )
-    pays = PAYS[spread(shuffled_deck(winner))]  # type: ignore[index]
+    pays = PAYS[spread(list(parse_cards(winner[DECK])))]  # type: ignore[index]
     assert (oldest["game"], oldest["stakes"], oldest["wins"], oldest["outcome"]) == (
         "red-dog",
         600,
@@ -312,8 +316,8 @@ def test_timeline_has_every_step_of_a_round_with_its_time(seeded: Seeded) -> Non
 # -- repeat, busy sessions, close -------------------------------------------------------
 
 
-def test_repeat_bets_the_same_amount_as_the_last_round(seeded: Seeded) -> None:
-    app = seeded(seed_where(deals_a_loser))
+def test_repeat_bets_the_same_amount_as_the_last_round(with_cards: WithCards) -> None:
+    app = with_cards({DECK: "4s Jd Kc"})
     sid = open_session(app)
     first = play(app, sid, "r1", bet=300, raise_by=300)
     assert first["staked"] == 600
@@ -329,9 +333,9 @@ def test_repeat_bets_the_same_amount_as_the_last_round(seeded: Seeded) -> None:
 
 
 def test_a_new_bet_while_a_round_is_open_is_refused_and_writes_nothing(
-    seeded: Seeded, store: Store
+    with_cards: WithCards, store: Store
 ) -> None:
-    app = seeded(seed_where(deals_a_loser), seed_where(deals_a_winner))
+    app = with_cards({DECK: "4s Jd Kc"}, {DECK: "5h 9c 7d"})
     sid = open_session(app)
     play(app, sid, "r0")
     opened = app.red_dog_bet("r1", sid, BET)

@@ -24,7 +24,7 @@ import pytest
 
 from audit_cli.rounds import check_round
 from audit_cli.rows import Row, read_rows
-from games.cards import Card, full_deck
+from games.cards import Card, full_deck, parse_cards
 from games.poker import HandRank, evaluate
 from games.rng import RandomStream
 from games.video_poker import double_up
@@ -34,7 +34,7 @@ from games.video_poker.variants import VARIANTS
 from ledger import envelope
 from ledger.casino import Casino
 from ledger.rounds import round_id_for
-from tests.conftest import Seeded, Store
+from tests.conftest import Seeded, Store, WithCards
 from tests.helpers import open_session as open_funded_session
 
 DEPOSIT = 1_000_000
@@ -130,12 +130,8 @@ def recommended_wins(seed: bytes, bet: Bet) -> bool:
     return drawn_with_recommended(bet, seed).win > 0
 
 
-def one_high_pair(seed: bytes) -> bool:
-    return evaluate(dealt_cards(seed)) is HandRank.JACKS_OR_BETTER
-
-
-def no_pair(seed: bytes) -> bool:
-    return len({c.rank for c in dealt_cards(seed)}) == 5
+def one_high_pair_of(cards: list[Card]) -> bool:
+    return evaluate(cards) is HandRank.JACKS_OR_BETTER
 
 
 def replacements_repeat(seed: bytes, lines: int) -> bool:
@@ -281,15 +277,15 @@ def test_a_losing_draw_settles_at_once_and_credits_nothing(seeded: Seeded, store
 
 
 def test_the_four_line_game_proposes_holding_the_cards_that_already_win(
-    seeded: Seeded, store: Store
+    with_cards: WithCards, store: Store
 ) -> None:
-    seed = seed_where(one_high_pair)
-    app = seeded(seed)
+    app = with_cards({"vp/deal": "4c Jh 9s Js 7d"})  # one pair of jacks: a paying hand
     sid = open_session(app)
 
     dealt = deal(app, sid, SMALL_4LINE)
 
-    cards = dealt_cards(seed)
+    cards = list(parse_cards("4c Jh 9s Js 7d"))
+    assert one_high_pair_of(cards)
     ranks = [c.rank for c in cards]
     pair = [p for p in range(5) if ranks.count(ranks[p]) == 2]  # seed 000: hold the winners
     [started] = [d for t, d in round_events(store, dealt["code"]) if t == STARTED]
@@ -299,9 +295,9 @@ def test_the_four_line_game_proposes_holding_the_cards_that_already_win(
 
 
 def test_the_four_line_game_proposes_no_hold_for_a_hand_that_pays_nothing(
-    seeded: Seeded, store: Store
+    with_cards: WithCards, store: Store
 ) -> None:
-    app = seeded(seed_where(no_pair))
+    app = with_cards({"vp/deal": "2c 5d 9h Jc Ks"})  # no pair, no straight, no flush
     sid = open_session(app)
 
     dealt = deal(app, sid, SMALL_4LINE)
