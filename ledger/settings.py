@@ -36,6 +36,8 @@ class Settings(BaseSettings):
     checkpoint_every: int = 1000
     checkpoint_interval_seconds: float = 5.0
     aggregate_cache_size: int = 10_000
+    # Group commit: at most this many waiting commands share one transaction.
+    group_commit_max: int = 64
     # HTTP API (``croupier serve``). Bearer tokens of the operator's backend and of the
     # auditors; when unset, generated on first run into DATA_DIR/api-tokens.json (0600).
     operator_token: SecretStr | None = None

@@ -1,0 +1,312 @@
+"""Group commit (issue 14): commands waiting together share one transaction, and behave
+exactly as if they had run one after another.
+
+Batches are formed deterministically by holding the writer (as a running batch does)
+while commands queue up behind it, then letting go: they all go into the next batch.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from audit_cli.rows import read_rows
+from audit_cli.verify import verify
+from ledger.accounts import account_id_for
+from ledger.bootstrap import bootstrap
+from ledger.casino import Casino
+from ledger.errors import IdempotencyConflict, InsufficientFunds, LedgerError
+from ledger.requests import Request, request_aggregate_id
+from tests.conftest import Seeded, Store
+from tests.integration.test_ledger_rules import count_topic
+
+DEPOSITED = "croupier/account/deposited@1"
+
+
+@contextmanager
+def writer_held(app: Casino) -> Iterator[Callable[[Callable[[], Any]], list[Any]]]:
+    """While held, commands wait; ``submit(call)`` starts one in a thread and returns once
+    it is queued (so the batch keeps the order of submission). The outcomes list holds the
+    result or the exception of each call once it has returned."""
+    threads: list[threading.Thread] = []
+    outcomes: list[Any] = []
+    with app._writer:
+        app._writing = True
+
+    def submit(call: Callable[[], Any]) -> list[Any]:
+        slot = len(outcomes)
+        outcomes.append(None)
+        queued = len(app._waiting) + 1
+
+        def run() -> None:
+            try:
+                outcomes[slot] = call()
+            except Exception as e:  # the outcome the test compares
+                outcomes[slot] = e
+
+        t = threading.Thread(target=run)
+        threads.append(t)
+        t.start()
+        while len(app._waiting) < queued:
+            time.sleep(0.001)
+        return outcomes
+
+    try:
+        yield submit
+    finally:
+        with app._writer:
+            app._writing = False
+            app._writer.notify_all()
+        for t in threads:
+            t.join(timeout=60)
+
+
+def funded(app: Casino, player: str, amount: int = 0) -> None:
+    app.open_account(f"open-{player}", player, "EUR")
+    if amount:
+        app.deposit(f"fund-{player}", player, amount)
+
+
+def test_commands_waiting_together_commit_in_one_batch_as_if_run_one_after_another(
+    store: Store,
+) -> None:
+    app = store.open()
+    funded(app, "ann")
+    before = app.batches
+    with writer_held(app) as submit:
+        submit(lambda: app.deposit("d1", "ann", 100))
+        submit(lambda: app.withdraw("w1", "ann", 150))  # more than the 100 deposited
+        outcomes = submit(lambda: app.withdraw("w2", "ann", 40))
+    assert app.batches == before + 1
+    assert outcomes[0] == {"player_id": "ann", "balance": 100}
+    assert isinstance(outcomes[1], InsufficientFunds)  # refused, and fails no other
+    assert outcomes[2] == {"player_id": "ann", "balance": 60}
+    assert app.account_balance("ann") == 60
+    # the refused withdrawal left nothing: no request record, so its id is still free
+    assert app.find(Request, request_aggregate_id("operator", "w1")) is None
+    assert app.withdraw("w1", "ann", 10) == {"player_id": "ann", "balance": 50}
+
+
+def test_the_same_request_id_twice_in_one_batch_moves_money_once(store: Store) -> None:
+    app = store.open()
+    funded(app, "ann")
+    with writer_held(app) as submit:
+        submit(lambda: app.deposit("d1", "ann", 100))
+        submit(lambda: app.deposit("d1", "ann", 100))
+        outcomes = submit(lambda: app.deposit("d1", "ann", 999))  # same id, other body
+    assert outcomes[0] == outcomes[1] == {"player_id": "ann", "balance": 100}
+    assert isinstance(outcomes[2], IdempotencyConflict)
+    assert app.account_balance("ann") == 100
+    assert count_topic(store, DEPOSITED) == 1
+
+
+def test_a_retry_of_a_recorded_request_in_a_batch_gets_its_result_and_the_others_commit(
+    store: Store,
+) -> None:
+    app = store.open()
+    funded(app, "ann")
+    first = app.deposit("d1", "ann", 100)
+    with writer_held(app) as submit:
+        submit(lambda: app.deposit("d2", "ann", 5))
+        submit(lambda: app.deposit("d1", "ann", 100))  # a client retry of d1
+        submit(lambda: app.withdraw("d1", "ann", 1))  # d1 reused for another command
+        outcomes = submit(lambda: app.deposit("d3", "ann", 7))
+    assert outcomes[0] == {"player_id": "ann", "balance": 105}
+    assert outcomes[1] == first
+    assert isinstance(outcomes[2], IdempotencyConflict)
+    assert outcomes[3] == {"player_id": "ann", "balance": 112}
+    assert app.account_balance("ann") == 112
+    assert count_topic(store, DEPOSITED) == 3
+
+
+def _comparable(outcome: Any) -> Any:
+    if isinstance(outcome, Exception):
+        return type(outcome).__name__
+    return {k: outcome[k] for k in ("status", "stake", "payout", "outcome", "balance", "seed")}
+
+
+def test_two_commands_on_one_session_in_one_batch_play_exactly_as_serially(
+    seeded: Seeded,
+) -> None:
+    seeds = [bytes([7]) * 32, bytes([8]) * 32]
+    serial_app, batch_app = seeded(*seeds), seeded(*seeds)
+    funded(serial_app, "ann", 10_000)
+    sid = str(serial_app.open_session("s-ann", "ann", 5_000)["session_id"])
+    funded(batch_app, "bob", 10_000)
+    sid_b = str(batch_app.open_session("s-bob", "bob", 5_000)["session_id"])
+
+    serial = _outcomes(_red_dog_steps_calls(serial_app, sid))
+    before = batch_app.batches
+    with writer_held(batch_app) as submit:
+        for call in _red_dog_steps_calls(batch_app, sid_b):
+            outcomes = submit(call)
+    assert batch_app.batches == before + 1
+    assert [_comparable(o) for o in outcomes] == [_comparable(o) for o in serial]
+    assert batch_app.session_balance(sid_b) == serial_app.session_balance(sid)
+
+
+def _red_dog_steps_calls(app: Casino, sid: str) -> list[Callable[[], Any]]:
+    return [
+        lambda: app.red_dog_bet("bet", sid, 100),
+        lambda: app.red_dog_see("see", sid),
+        lambda: app.red_dog_bet("bet-2", sid, 100),
+    ]
+
+
+def _outcomes(calls: Any) -> list[Any]:
+    out: list[Any] = []
+    for call in calls:
+        try:
+            out.append(call())
+        except LedgerError as e:
+            out.append(e)
+    return out
+
+
+# -- many threads on overlapping accounts ---------------------------------------------------
+
+PLAYERS = ["ann", "bob", "cid"]
+THREADS = 12
+PER_THREAD = 15
+
+
+def test_many_threads_on_overlapping_accounts_equal_a_serial_execution_in_commit_order(
+    store: Store,
+) -> None:
+    app = store.open()
+    for p in PLAYERS:
+        funded(app, p)
+    done: dict[str, tuple[str, str, int, Any]] = {}  # request id -> (kind, player, amount, out)
+    lock = threading.Lock()
+    barrier = threading.Barrier(THREADS)
+
+    def client(t: int) -> None:
+        rng = random.Random(t)
+        barrier.wait()
+        for n in range(PER_THREAD):
+            rid, player = f"t{t}-{n}", rng.choice(PLAYERS)
+            kind = rng.choice(["deposit", "withdraw", "buy-in"])
+            amount = rng.randint(1, 60)
+            try:
+                if kind == "deposit":
+                    out: Any = app.deposit(rid, player, amount)["balance"]
+                elif kind == "withdraw":
+                    out = app.withdraw(rid, player, amount)["balance"]
+                else:
+                    out = app.open_session(rid, player, amount)["account_balance"]
+            except InsufficientFunds as e:
+                out = e
+            with lock:
+                done[rid] = (kind, player, amount, out)
+
+    threads = [threading.Thread(target=client, args=(t,)) for t in range(THREADS)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert len(done) == THREADS * PER_THREAD
+    assert app.batches < THREADS * PER_THREAD + len(PLAYERS)  # some commands shared a batch
+
+    # Replay the accepted commands one by one in the order their request records
+    # committed: every result must be the balance that serial execution gives.
+    position = {r.originator_id: r.notification_id for r in read_rows(store.db)}
+    accepted = sorted(
+        (rid for rid, d in done.items() if not isinstance(d[3], Exception)),
+        key=lambda rid: position[str(request_aggregate_id("operator", rid))],
+    )
+    balance = dict.fromkeys(PLAYERS, 0)
+    for rid in accepted:
+        kind, player, amount, out = done[rid]
+        balance[player] += amount if kind == "deposit" else -amount
+        assert balance[player] >= 0, f"{rid} overdrew {player}"
+        assert out == balance[player], f"{rid}: {out} but serially {balance[player]}"
+    for rid, (_kind, _player, _amount, out) in done.items():
+        if isinstance(out, Exception):  # a refusal recorded nothing
+            assert str(request_aggregate_id("operator", rid)) not in position
+    for p in PLAYERS:
+        assert app.account_balance(p) == balance[p]
+
+    app.seal()
+    report = verify(read_rows(store.db), store.keyring.public_keys, jobs=1)
+    assert report.ok, report.findings
+    for p in PLAYERS:
+        assert report.balances.get(f"account:{account_id_for(p)}", 0) == balance[p]
+
+
+# -- a crash in the middle of a batch -------------------------------------------------------
+
+CRASH_DEPOSITS = 12
+
+
+class CrashingCasino(Casino):
+    """Dies (``os._exit``, no clean-up) on its second save: before it, or after COMMIT."""
+
+    name = Casino.name  # the same tables (the library names them after the class)
+    crash_when = "before"
+    saves = 0
+
+    def save(self, *objs: Any, **kwargs: Any) -> Any:
+        type(self).saves += 1
+        if type(self).saves == 2 and self.crash_when == "before":
+            os._exit(17)
+        recordings = super().save(*objs, **kwargs)
+        if type(self).saves == 2:
+            os._exit(17)
+        return recordings
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_a_crash_in_a_batch_acknowledges_nothing_not_durable_and_retries_move_money_once(
+    store: Store, when: str
+) -> None:
+    setup = store.open()
+    funded(setup, "ann")
+    setup.close()
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: a fresh Casino, concurrent deposits, acks into the pipe
+        try:
+            os.close(read_fd)
+            CrashingCasino.crash_when = when
+            app = bootstrap(store.settings(), keyring=store.keyring, application=CrashingCasino)
+            app.deposit("warm-up", "ann", 1)  # the first save
+
+            def deposit(n: int) -> None:
+                app.deposit(f"dep-{n}", "ann", 10)
+                os.write(write_fd, f"dep-{n}\n".encode())
+
+            with writer_held(app) as submit:  # every deposit in the batch that crashes
+                for n in range(CRASH_DEPOSITS):
+                    submit(lambda n=n: deposit(n))
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            os._exit(3)  # never reached when the crash happens as it should
+    os.close(write_fd)
+    with os.fdopen(read_fd) as pipe:
+        acked = pipe.read().split()
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 17
+    assert acked == []  # the batch died before any of its commands was answered
+
+    app = store.open()
+    durable = {
+        f"dep-{n}"
+        for n in range(CRASH_DEPOSITS)
+        if app.find(Request, request_aggregate_id("operator", f"dep-{n}"))
+    }
+    assert durable == (set() if when == "before" else {f"dep-{n}" for n in range(CRASH_DEPOSITS)})
+    # every client retries with its request id: the money moves once, whatever happened
+    for n in range(CRASH_DEPOSITS):
+        app.deposit(f"dep-{n}", "ann", 10)
+        app.deposit(f"dep-{n}", "ann", 10)
+    assert app.account_balance("ann") == 1 + 10 * CRASH_DEPOSITS
+    assert count_topic(store, DEPOSITED) == 1 + CRASH_DEPOSITS
