@@ -73,6 +73,7 @@ class Casino(Application[UUID]):
         self._batch_max = max(1, self.settings.group_commit_max)
         self.batches = 0  # batches written and the commands in them, for the benchmarks
         self.batched_commands = 0
+        self.fallbacks = 0  # batches run again command by command (a collision)
         env = self.settings.eventsourcing_env()
         if "SQLITE_DBNAME" in env:
             # Processes starting together on one SQLite file race to switch it to WAL and

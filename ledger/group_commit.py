@@ -106,9 +106,16 @@ class BatchView:
             agg.id in self.seen and agg.version != self.seen[agg.id] for agg in uow.touched()
         )
 
-    def keep(self, uow: UnitOfWork) -> None:
-        for agg in uow.touched():
+    def keep(self, uow: UnitOfWork) -> bool:
+        """Hold what the command touched; False if it created an aggregate whose id the
+        batch already holds (two rounds drew the same game code): alone, that collides
+        at insert and is retried; in a batch the second would silently replace the first."""
+        touched = uow.touched()
+        if any(self.held.get(agg.id, agg) is not agg for agg in touched):
+            return False
+        for agg in touched:
             self.held[agg.id] = agg
+        return True
 
     def stale(self) -> bool:
         """Whether an aggregate read from the cache, and left unchanged, has newer events in
@@ -130,6 +137,7 @@ def run_batch(app: Casino, batch: list[Pending]) -> None:
     try:
         _run(app, batch)
     except _Fallback:
+        app.fallbacks += 1
         for p in batch:
             if not p.done:
                 app.run_carefully(p)
@@ -157,7 +165,8 @@ def _run(app: Casino, batch: list[Pending]) -> None:
                 raise _Fallback() from None  # the shared view is no longer serial
             refused.append((p, e))
             continue
-        view.keep(uow)
+        if not view.keep(uow):
+            raise _Fallback()
         cmd = p.cmd
         records[p.rid] = Request(
             scope=cmd.scope,

@@ -310,3 +310,37 @@ def test_a_crash_in_a_batch_acknowledges_nothing_not_durable_and_retries_move_mo
         app.deposit(f"dep-{n}", "ann", 10)
     assert app.account_balance("ann") == 1 + 10 * CRASH_DEPOSITS
     assert count_topic(store, DEPOSITED) == 1 + CRASH_DEPOSITS
+
+
+class ClashingCodes:
+    """The random part of the first ``clashes`` game codes is the same: a clash."""
+
+    def __init__(self, clashes: int) -> None:
+        self.left = clashes * 4
+        self.rng = random.Random(1)
+
+    def choice(self, alphabet: str) -> str:
+        if self.left > 0:
+            self.left -= 1
+            return alphabet[0]
+        return self.rng.choice(alphabet)
+
+
+def test_two_rounds_drawing_the_same_game_code_in_one_batch_each_stay_their_sessions(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = store.open()
+    sids = {}
+    for p in ("ann", "bob"):
+        funded(app, p, 10_000)
+        sids[p] = str(app.open_session(f"s-{p}", p, 5_000)["session_id"])
+    monkeypatch.setattr("ledger.rounds.secrets", ClashingCodes(2))
+    with writer_held(app) as submit:
+        submit(lambda: app.red_dog_bet("bet", sids["ann"], 100))
+        outcomes = submit(lambda: app.red_dog_bet("bet", sids["bob"], 100))
+    assert not any(isinstance(o, Exception) for o in outcomes), outcomes
+    assert outcomes[0]["code"] != outcomes[1]["code"]
+    for p, out in zip(("ann", "bob"), outcomes, strict=True):
+        rnd = app.find_round(out["code"])
+        assert rnd.session_id == sids[p]
+        assert app.session_balance(sids[p]) == out["balance"]
