@@ -93,6 +93,7 @@ class Casino(Application[UUID]):
         )
         assert isinstance(mapper, VerifyingMapper)
         mapper.keyring = self.keyring
+        mapper.CACHE_SIZE = self.settings.hash_cache_entries  # the memory budget's share
         return mapper
 
     def construct_event_store(self) -> SigningEventStore:

@@ -7,6 +7,7 @@ while commands queue up behind it, then letting go: they all go into the next ba
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import threading
@@ -14,6 +15,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,7 +27,7 @@ from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.errors import IdempotencyConflict, InsufficientFunds, LedgerError
 from ledger.requests import Request, request_aggregate_id
-from tests.conftest import Seeded, Store
+from tests.conftest import Seeded, Store, _make_store
 from tests.integration.test_ledger_rules import count_topic
 
 DEPOSITED = "croupier/account/deposited@1"
@@ -178,48 +180,54 @@ THREADS = 12
 PER_THREAD = 15
 
 
-def test_many_threads_on_overlapping_accounts_equal_a_serial_execution_in_commit_order(
-    store: Store,
-) -> None:
-    app = store.open()
-    for p in PLAYERS:
-        funded(app, p)
-    done: dict[str, tuple[str, str, int, Any]] = {}  # request id -> (kind, player, amount, out)
+Done = dict[str, tuple[str, str, int, Any]]  # request id -> (kind, player, amount, outcome)
+REFUSED = "refused"
+
+
+def client_commands(app: Casino, prefix: str, seed: int, done: Done, lock: threading.Lock) -> None:
+    rng = random.Random(seed)
+    for n in range(PER_THREAD):
+        rid, player = f"{prefix}-{n}", rng.choice(PLAYERS)
+        kind = rng.choice(["deposit", "withdraw", "buy-in"])
+        amount = rng.randint(1, 60)
+        try:
+            if kind == "deposit":
+                out: Any = app.deposit(rid, player, amount)["balance"]
+            elif kind == "withdraw":
+                out = app.withdraw(rid, player, amount)["balance"]
+            else:
+                out = app.open_session(rid, player, amount)["account_balance"]
+        except InsufficientFunds:
+            out = REFUSED
+        with lock:
+            done[rid] = (kind, player, amount, out)
+
+
+def run_clients(app: Casino, prefix: str, threads: int) -> Done:
+    done: Done = {}
     lock = threading.Lock()
-    barrier = threading.Barrier(THREADS)
+    barrier = threading.Barrier(threads)
 
     def client(t: int) -> None:
-        rng = random.Random(t)
         barrier.wait()
-        for n in range(PER_THREAD):
-            rid, player = f"t{t}-{n}", rng.choice(PLAYERS)
-            kind = rng.choice(["deposit", "withdraw", "buy-in"])
-            amount = rng.randint(1, 60)
-            try:
-                if kind == "deposit":
-                    out: Any = app.deposit(rid, player, amount)["balance"]
-                elif kind == "withdraw":
-                    out = app.withdraw(rid, player, amount)["balance"]
-                else:
-                    out = app.open_session(rid, player, amount)["account_balance"]
-            except InsufficientFunds as e:
-                out = e
-            with lock:
-                done[rid] = (kind, player, amount, out)
+        client_commands(app, f"{prefix}{t}", hash((prefix, t)) % 2**32, done, lock)
 
-    threads = [threading.Thread(target=client, args=(t,)) for t in range(THREADS)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    assert len(done) == THREADS * PER_THREAD
-    assert app.batches < THREADS * PER_THREAD + len(PLAYERS)  # some commands shared a batch
+    workers = [threading.Thread(target=client, args=(t,)) for t in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return done
 
-    # Replay the accepted commands one by one in the order their request records
-    # committed: every result must be the balance that serial execution gives.
-    position = {r.originator_id: r.notification_id for r in read_rows(store.db)}
+
+def assert_serial_in_commit_order(store: Store, app: Casino, done: Done) -> None:
+    """Replay the accepted commands one by one in the order their request records
+    committed: every result must be the balance that serial execution gives; no balance
+    goes below zero; a refusal recorded nothing; audit-cli's verify rebuilds the same
+    balances from the movements."""
+    position = {str(r.originator_id): r.notification_id for r in read_rows(store.db)}
     accepted = sorted(
-        (rid for rid, d in done.items() if not isinstance(d[3], Exception)),
+        (rid for rid, d in done.items() if d[3] != REFUSED),
         key=lambda rid: position[str(request_aggregate_id("operator", rid))],
     )
     balance = dict.fromkeys(PLAYERS, 0)
@@ -229,16 +237,72 @@ def test_many_threads_on_overlapping_accounts_equal_a_serial_execution_in_commit
         assert balance[player] >= 0, f"{rid} overdrew {player}"
         assert out == balance[player], f"{rid}: {out} but serially {balance[player]}"
     for rid, (_kind, _player, _amount, out) in done.items():
-        if isinstance(out, Exception):  # a refusal recorded nothing
+        if out == REFUSED:
             assert str(request_aggregate_id("operator", rid)) not in position
     for p in PLAYERS:
         assert app.account_balance(p) == balance[p]
-
     app.seal()
     report = verify(read_rows(store.db), store.keyring.public_keys, jobs=1)
     assert report.ok, report.findings
     for p in PLAYERS:
         assert report.balances.get(f"account:{account_id_for(p)}", 0) == balance[p]
+
+
+def test_many_threads_on_overlapping_accounts_equal_a_serial_execution_in_commit_order(
+    store: Store,
+) -> None:
+    app = store.open()
+    for p in PLAYERS:
+        funded(app, p)
+    done = run_clients(app, "t", THREADS)
+    assert len(done) == THREADS * PER_THREAD
+    assert app.batches < THREADS * PER_THREAD + len(PLAYERS)  # some commands shared a batch
+    assert_serial_in_commit_order(store, app, done)
+
+
+@pytest.fixture
+def pg_store(tmp_path: Path) -> Iterator[Store]:
+    """Several processes run on PostgreSQL only (SQLite is one process: README)."""
+    yield from _make_store("postgres", tmp_path)
+
+
+@pytest.mark.postgres
+def test_two_processes_with_threads_on_overlapping_accounts_equal_a_serial_execution(
+    pg_store: Store, tmp_path: Path
+) -> None:
+    store = pg_store
+    setup = store.open()
+    for p in PLAYERS:
+        funded(setup, p)
+    setup.close()
+    pids = []
+    for k in range(2):
+        pid = os.fork()
+        if pid == 0:  # a worker process with its own Casino (its own writer)
+            code = 1
+            try:
+                app = bootstrap(store.settings(), keyring=store.keyring)
+                done = run_clients(app, f"p{k}t", THREADS // 2)
+                (tmp_path / f"done-{k}.json").write_text(json.dumps(done))
+                app.close()
+                code = 0
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+        pids.append(pid)
+    for pid in pids:
+        assert os.waitpid(pid, 0)[1] == 0
+    done: Done = {}
+    for k in range(2):
+        done.update(
+            {
+                rid: tuple(d)
+                for rid, d in json.loads((tmp_path / f"done-{k}.json").read_text()).items()
+            }
+        )  # type: ignore[misc]
+    assert len(done) == THREADS * PER_THREAD
+    assert_serial_in_commit_order(store, store.open(), done)
 
 
 # -- a crash in the middle of a batch -------------------------------------------------------
