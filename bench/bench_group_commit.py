@@ -22,6 +22,7 @@ throw-away schemas.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import statistics
@@ -163,6 +164,11 @@ class WireCounter:
             threading.Thread(target=self._down, args=(server, client, state), daemon=True).start()
 
     def _up(self, src: socket.socket, dst: socket.socket, state: dict[str, bool]) -> None:
+        with contextlib.suppress(OSError):  # the Casino or the server went away
+            self._pump_up(src, dst, state)
+        dst.close()
+
+    def _pump_up(self, src: socket.socket, dst: socket.socket, state: dict[str, bool]) -> None:
         buf, started = b"", False
         while data := src.recv(65536):
             if state["answered"]:
@@ -188,7 +194,6 @@ class WireCounter:
                         self.statements += 1
                 buf = buf[1 + size :]
             dst.sendall(data)
-        dst.close()
 
     def _down(self, src: socket.socket, dst: socket.socket, state: dict[str, bool]) -> None:
         try:
@@ -210,6 +215,12 @@ def count_per_command(ring: Keyring, seconds: float) -> dict[str, tuple[float, f
             _, _, commands = play(app, game, seconds, proxy.reset)
             with proxy.lock:
                 statements, trips = proxy.statements, proxy.round_trips
+            batches = getattr(app, "batches", 0)  # the code before group commit has none
+            if batches:
+                print(
+                    f"  ({name}: {getattr(app, 'batched_commands', 0) / batches:.1f} "
+                    f"commands per transaction on average, set-up included)"
+                )
         out[name] = (statements / commands, trips / commands)
     return out
 
