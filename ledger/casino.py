@@ -70,6 +70,7 @@ class Casino(Application[UUID]):
         self._writer = threading.Condition()
         self._waiting: list[Pending] = []
         self._writing = False
+        self._writer_thread: int | None = None
         self._batch_max = max(1, self.settings.group_commit_max)
         self.batches = 0  # batches written and the commands in them, for the benchmarks
         self.batched_commands = 0
@@ -137,6 +138,11 @@ class Casino(Application[UUID]):
             raise LookupError(f"no handler for {type(cmd).__name__}: compose with bootstrap()")
         rid = request_aggregate_id(cmd.scope, request_id)
         pending = Pending(handler, cmd, request_id, rid, body_digest(cmd.name, cmd.body()))
+        if self._writer_thread == threading.get_ident():
+            # A command issued from inside a batch (a handler calling ``command``) would
+            # wait for the batch it is part of: it runs alone, committed at once.
+            self.run_carefully(pending)
+            return pending.outcome()
         with self._writer:
             self._waiting.append(pending)
             while not pending.done:
@@ -149,6 +155,7 @@ class Casino(Application[UUID]):
                 batch = self._waiting[: self._batch_max]
                 del self._waiting[: self._batch_max]
                 self._writer.release()
+                self._writer_thread = threading.get_ident()
                 try:
                     run_batch(self, batch)
                     self.batches += 1
@@ -158,6 +165,7 @@ class Casino(Application[UUID]):
                         if not p.done:
                             p.finish(error=e)
                 finally:
+                    self._writer_thread = None
                     self._writer.acquire()
                     self._writing = False
                     self._writer.notify_all()

@@ -15,18 +15,21 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 from audit_cli.rows import read_rows
 from audit_cli.verify import verify
+from ledger import commands as c
 from ledger.accounts import account_id_for
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.errors import IdempotencyConflict, InsufficientFunds, LedgerError
 from ledger.requests import Request, request_aggregate_id
+from ledger.unit_of_work import UnitOfWork
 from tests.conftest import Seeded, Store, _make_store
 from tests.integration.test_ledger_rules import count_topic
 
@@ -408,3 +411,34 @@ def test_two_rounds_drawing_the_same_game_code_in_one_batch_each_stay_their_sess
         rnd = app.find_round(out["code"])
         assert rnd.session_id == sids[p]
         assert app.session_balance(sids[p]) == out["balance"]
+
+
+@dataclass(frozen=True)
+class DepositTwice(c.Command):
+    """A test-only command whose handler issues another command through ``command``."""
+
+    name: ClassVar[str] = "test_deposit_twice"
+    player_id: str
+
+
+def test_a_command_issued_from_inside_a_handler_runs_alone_instead_of_waiting_for_itself(
+    store: Store,
+) -> None:
+    holder: list[Casino] = []
+
+    def deposit_twice(uow: UnitOfWork, cmd: DepositTwice) -> dict[str, Any]:
+        inner = holder[0].deposit(f"inner-{cmd.player_id}", cmd.player_id, 5)
+        return {"inner": inner["balance"]}
+
+    app = bootstrap(
+        store.settings(),
+        keyring=store.keyring,
+        extra_handlers=lambda _rounds: {DepositTwice: deposit_twice},
+    )
+    store.apps.append(app)
+    holder.append(app)
+    funded(app, "ann")
+    assert app.command("outer", DepositTwice("ann")) == {"inner": 5}
+    assert app.account_balance("ann") == 5
+    assert app.command("outer", DepositTwice("ann")) == {"inner": 5}  # recorded: once
+    assert app.account_balance("ann") == 5
