@@ -237,7 +237,7 @@ class Casino(Application[UUID]):
             return self._answer(prior, request_id, name, digest)
         uow = UnitOfWork(self.find, memo)
         try:
-            result = handler(uow, cmd)
+            result = self.handle(handler, uow, cmd, rid, digest)
         except (LedgerError, GameRuleError):
             # A duplicate of a request still in flight can be refused (the session is
             # busy with the original): if the original has landed, answer with it.
@@ -255,6 +255,13 @@ class Casino(Application[UUID]):
                 self.repository.cache.put(agg.id, agg)
         self.sealer.maybe_seal()
         return result
+
+    def handle(
+        self, handler: Handler, uow: UnitOfWork, cmd: c.Command, rid: UUID, digest: str
+    ) -> Result:
+        """Run one handler for the request ``rid``: the one place both the batch and the
+        single-command path call a handler (anything every handler run needs goes here)."""
+        return handler(uow, cmd)
 
     def answer(self, prior: Request, request_id: str, name: str, digest: str) -> Result:
         return self._answer(prior, request_id, name, digest)

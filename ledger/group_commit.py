@@ -157,7 +157,7 @@ def _run(app: Casino, batch: list[Pending]) -> None:
         view.begin()
         uow = UnitOfWork(view.find, p.memo)
         try:
-            result = p.handler(uow, p.cmd)
+            result = app.handle(p.handler, uow, p.cmd, p.rid, p.digest)
         except IntegrityError:
             raise _Fallback() from None
         except Exception as e:
