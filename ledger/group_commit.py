@@ -20,24 +20,48 @@ before its batch has committed.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from copy import deepcopy
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 from uuid import UUID
 
+from eventsourcing.application import Repository
 from eventsourcing.domain import Aggregate
+from eventsourcing.persistence import AggregateRecorder as Recorder
 from eventsourcing.persistence import IntegrityError, PersistenceError
 
 from ledger import commands as c
+from ledger.checkpoints import Sealer
 from ledger.errors import StorageUnavailable
 from ledger.requests import Request
 from ledger.unit_of_work import UnitOfWork
 
-if TYPE_CHECKING:
-    from ledger.casino import Casino, Handler
-
 log = logging.getLogger("croupier")
 Result = dict[str, Any]
+Handler = Callable[[UnitOfWork, Any], Result]
+
+
+class Casino(Protocol):
+    """What a batch needs of the application (:class:`ledger.casino.Casino`)."""
+
+    fallbacks: int
+
+    @property
+    def repository(self) -> Repository[UUID]: ...
+    @property
+    def recorder(self) -> Recorder: ...
+    @property
+    def sealer(self) -> Sealer: ...
+
+    def find(self, cls: type[Any], aggregate_id: UUID) -> Any: ...
+    def save(self, *objs: Any, **kwargs: Any) -> Any: ...
+    def handle(
+        self, handler: Handler, uow: UnitOfWork, cmd: c.Command, rid: UUID, digest: str
+    ) -> Result: ...
+    def run_carefully(self, p: Pending) -> None: ...
+    def refuse(self, p: Pending, error: BaseException) -> None: ...
+    def answer(self, prior: Request, request_id: str, name: str, digest: str) -> Result: ...
 
 
 @dataclass(eq=False)
@@ -98,7 +122,8 @@ class BatchView:
                 agg: Aggregate = cast(Aggregate, deepcopy(cached))
                 self.cached_at[aggregate_id] = agg.version
                 return agg
-        return self.app.find(Aggregate, aggregate_id)  # from the store: fresh
+        found: Aggregate | None = self.app.find(Aggregate, aggregate_id)  # from the store
+        return found
 
     def changed_by(self, uow: UnitOfWork) -> bool:
         """Whether the current command changed an aggregate the batch already held."""
