@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fcntl
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -38,6 +39,7 @@ from ledger.errors import (
     StorageUnavailable,
     TamperDetected,
 )
+from ledger.group_commit import Pending, run_batch
 from ledger.keys import Keyring
 from ledger.projections import History
 from ledger.requests import (
@@ -71,6 +73,15 @@ class Casino(Application[UUID]):
         self.keyring = keyring or self.settings.keyring()
         self.handlers: dict[type[c.Command], Handler] = {}
         self._closed = False
+        # Group commit (ledger.group_commit): the commands waiting, and whether a batch runs.
+        self._writer = threading.Condition()
+        self._waiting: list[Pending] = []
+        self._writing = False
+        self._writer_thread: int | None = None
+        self._batch_max = max(1, self.settings.group_commit_max)
+        self.batches = 0  # batches written and the commands in them, for the benchmarks
+        self.batched_commands = 0
+        self.fallbacks = 0  # batches run again command by command (a collision)
         env = self.settings.eventsourcing_env()
         if "SQLITE_DBNAME" in env:
             # Processes starting together on one SQLite file race to switch it to WAL and
@@ -92,6 +103,7 @@ class Casino(Application[UUID]):
         )
         assert isinstance(mapper, VerifyingMapper)
         mapper.keyring = self.keyring
+        mapper.CACHE_SIZE = self.settings.hash_cache_entries  # the memory budget's share
         return mapper
 
     def construct_event_store(self) -> SigningEventStore:
@@ -133,25 +145,91 @@ class Casino(Application[UUID]):
         handler = self.handlers.get(type(cmd))
         if handler is None:
             raise LookupError(f"no handler for {type(cmd).__name__}: compose with bootstrap()")
-        scope, name = cmd.scope, cmd.name
-        rid = request_aggregate_id(scope, request_id)
-        digest = body_digest(name, cmd.body())
-        memo: dict[str, Any] = {}  # values kept across the attempts of this command
+        rid = request_aggregate_id(cmd.scope, request_id)
+        pending = Pending(handler, cmd, request_id, rid, body_digest(cmd.name, cmd.body()))
+        if self._writer_thread == threading.get_ident():
+            # A command issued from inside a batch (a handler calling ``command``) would
+            # wait for the batch it is part of: it runs alone, committed at once.
+            self.run_carefully(pending)
+            return pending.outcome()
+        with self._writer:
+            self._waiting.append(pending)
+            while not pending.done:
+                if self._writing:
+                    self._writer.wait()
+                    continue
+                # No batch is running: this caller writes the next one (its own command
+                # is in it or in an earlier one; the queue is first come, first served).
+                self._writing = True
+                batch = self._waiting[: self._batch_max]
+                del self._waiting[: self._batch_max]
+                self._writer.release()
+                self._writer_thread = threading.get_ident()
+                try:
+                    run_batch(self, batch)
+                    self.batches += 1
+                    self.batched_commands += len(batch)
+                except BaseException as e:  # never leave a waiting command unanswered
+                    for p in batch:
+                        if not p.done:
+                            p.finish(error=e)
+                finally:
+                    self._writer_thread = None
+                    self._writer.acquire()
+                    self._writing = False
+                    self._writer.notify_all()
+        return pending.outcome()
+
+    def run_carefully(self, p: Pending) -> None:
+        """The single-command path, from reloaded state: look the request up, run the
+        handler, save; reload and re-run on a version conflict."""
+        name, request_id = p.cmd.name, p.request_id
         for attempt in range(MAX_ATTEMPTS):
             try:
-                result = self._attempt(handler, cmd, request_id, rid, digest, memo)
+                result = self._attempt(p.handler, p.cmd, request_id, p.rid, p.digest, p.memo)
             except IntegrityError:
                 # A version conflict: another writer got there first. Reload and re-run.
                 time.sleep(min(0.001 * 2**attempt, 0.05))
                 continue
             except PersistenceError as e:
                 log.error("%s %s: the store failed: %r", name, request_id, e, exc_info=e)
-                raise StorageUnavailable(
-                    f"the store failed during {name}; nothing was written, retry later",
-                    request_id=request_id,
-                ) from e
-            return result
-        raise Contention(f"could not complete {name} after {MAX_ATTEMPTS} attempts")
+                p.finish(error=self._unavailable(name, request_id, e))
+                return
+            except Exception as e:
+                p.finish(error=e)
+                return
+            p.finish(result=result)
+            return
+        p.finish(error=Contention(f"could not complete {name} after {MAX_ATTEMPTS} attempts"))
+
+    def refuse(self, p: Pending, error: BaseException) -> None:
+        """Answer a command its handler refused in a batch: with the recorded result if
+        the request was already recorded (a retry), else with the handler's error."""
+        name, request_id = p.cmd.name, p.request_id
+        try:
+            if isinstance(error, PersistenceError):
+                raise error
+            landed = self.find(Request, p.rid)
+        except PersistenceError as e:
+            log.error("%s %s: the store failed: %r", name, request_id, e, exc_info=e)
+            p.finish(error=self._unavailable(name, request_id, e))
+            return
+        if landed is None:
+            p.finish(error=error)
+            return
+        try:
+            p.finish(result=self.answer(landed, request_id, name, p.digest))
+        except IdempotencyConflict as e:
+            p.finish(error=e)
+
+    @staticmethod
+    def _unavailable(name: str, request_id: str, e: BaseException) -> StorageUnavailable:
+        err = StorageUnavailable(
+            f"the store failed during {name}; nothing was written, retry later",
+            request_id=request_id,
+        )
+        err.__cause__ = e
+        return err
 
     def _attempt(
         self,
@@ -168,8 +246,7 @@ class Casino(Application[UUID]):
             return self._answer(prior, request_id, name, digest)
         uow = UnitOfWork(self.find, memo)
         try:
-            # Every movement the handler makes names this request (verify cross-checks it).
-            result = for_request(rid, digest, lambda: handler(uow, cmd))()
+            result = self.handle(handler, uow, cmd, rid, digest)
         except (LedgerError, GameRuleError):
             # A duplicate of a request still in flight can be refused (the session is
             # busy with the original): if the original has landed, answer with it.
@@ -180,9 +257,24 @@ class Casino(Application[UUID]):
         record = Request(
             scope=cmd.scope, request_id=request_id, command=name, digest=digest, result=result
         )
-        self.save(*uow.touched(), record)
+        saved = [agg for agg in uow.touched() if getattr(agg, "_pending_events", None)]
+        self.save(*saved, record)
+        if self.repository.cache is not None:
+            for agg in saved:  # the cache starts the next batch from what was committed
+                self.repository.cache.put(agg.id, agg)
         self.sealer.maybe_seal()
         return result
+
+    def handle(
+        self, handler: Handler, uow: UnitOfWork, cmd: c.Command, rid: UUID, digest: str
+    ) -> Result:
+        """Run one handler for the request ``rid``: the one place both the batch and the
+        single-command path call a handler (anything every handler run needs goes here):
+        every movement the handler makes names this request (verify cross-checks it)."""
+        return for_request(rid, digest, lambda: handler(uow, cmd))()
+
+    def answer(self, prior: Request, request_id: str, name: str, digest: str) -> Result:
+        return self._answer(prior, request_id, name, digest)
 
     @staticmethod
     def _answer(prior: Request, request_id: str, name: str, digest: str) -> Result:

@@ -20,6 +20,8 @@ from ledger.keys import Keyring, KeyringError, load_private_key, load_public_key
 
 APP_NAME = "casino"
 SQLITE_FILE = "casino.sqlite"
+AGGREGATE_ENTRY_BYTES = 6 * 1024  # a cached round of Jacks or Better 4-line, measured
+HASH_ENTRY_BYTES = 400  # one (aggregate, version) -> (digest, event hash) entry, measured
 
 
 class Settings(BaseSettings):
@@ -35,9 +37,15 @@ class Settings(BaseSettings):
     public_keys_file: Path | None = None
     checkpoint_every: int = 1000
     checkpoint_interval_seconds: float = 1.0
-    aggregate_cache_size: int = 10_000
     # False when the application role does not own the schema (`croupier db init`).
     create_tables: bool = True
+    # Memory the process's caches may use, in MiB: three quarters for aggregates, a quarter
+    # for the hashes of events already verified, at the sizes measured per entry
+    # (bench/bench_memory.py). ``aggregate_cache_size`` overrides the aggregates' share.
+    cache_budget_mb: int = 64
+    aggregate_cache_size: int | None = None
+    # Group commit: at most this many waiting commands share one transaction.
+    group_commit_max: int = 64
     # HTTP API (``croupier serve``). Bearer tokens of the operator's backend and of the
     # auditors; when unset, generated on first run into DATA_DIR/api-tokens.json (0600).
     operator_token: SecretStr | None = None
@@ -59,11 +67,21 @@ class Settings(BaseSettings):
         return self.keys_dir or self.data_dir / "keys"
 
     @property
+    def aggregate_cache_entries(self) -> int:
+        if self.aggregate_cache_size is not None:
+            return self.aggregate_cache_size
+        return max(100, self.cache_budget_mb * 2**20 * 3 // 4 // AGGREGATE_ENTRY_BYTES)
+
+    @property
+    def hash_cache_entries(self) -> int:
+        return max(1_000, self.cache_budget_mb * 2**20 // 4 // HASH_ENTRY_BYTES)
+
+    @property
     def uses_postgres(self) -> bool:
         return bool(self.database_url) or bool(os.environ.get("POSTGRES_DBNAME"))
 
     def eventsourcing_env(self) -> dict[str, str]:
-        env = {"AGGREGATE_CACHE_MAXSIZE": str(self.aggregate_cache_size)}
+        env = {"AGGREGATE_CACHE_MAXSIZE": str(self.aggregate_cache_entries)}
         if not self.create_tables:
             env["CREATE_TABLE"] = "n"
         if self.database_url:

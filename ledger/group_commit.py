@@ -1,0 +1,247 @@
+"""Group commit: the commands waiting in this process share one transaction.
+
+One writer per process (whichever caller finds no batch running becomes it) takes up to
+``Settings.group_commit_max`` waiting commands, runs their handlers one after another on
+one shared view of the aggregates (so two commands on one session in one batch behave
+exactly as if run serially) and saves every event and request record in one ``save``:
+one table lock, one COMMIT. Commands arriving while a batch commits wait for the next,
+so batches form without any timer; a lone command is a batch of one.
+
+Fewer round trips: the batch never SELECTs an idempotency record (a retry of a request
+already recorded collides on the record's version 1 at insert), and takes aggregates from
+the process's cache without the fast-forward SELECT. A stale cached aggregate that the
+batch changed collides at insert too; one it only read is checked with one SELECT before
+the batch saves. Any collision, or a handler that raised after changing an aggregate,
+sends the whole batch down the careful path (:meth:`Casino.run_carefully`): command by
+command from reloaded state, exactly the single-command behaviour. Nothing is answered
+before its batch has committed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from copy import deepcopy
+from dataclasses import dataclass, field
+from typing import Any, Protocol, cast
+from uuid import UUID
+
+from eventsourcing.application import Repository
+from eventsourcing.domain import Aggregate
+from eventsourcing.persistence import AggregateRecorder as Recorder
+from eventsourcing.persistence import IntegrityError, PersistenceError
+
+from ledger import commands as c
+from ledger.checkpoints import Sealer
+from ledger.errors import StorageUnavailable
+from ledger.requests import Request
+from ledger.unit_of_work import UnitOfWork
+
+log = logging.getLogger("croupier")
+Result = dict[str, Any]
+Handler = Callable[[UnitOfWork, Any], Result]
+
+
+class Casino(Protocol):
+    """What a batch needs of the application (:class:`ledger.casino.Casino`)."""
+
+    fallbacks: int
+
+    @property
+    def repository(self) -> Repository[UUID]: ...
+    @property
+    def recorder(self) -> Recorder: ...
+    @property
+    def sealer(self) -> Sealer: ...
+
+    def find(self, cls: type[Any], aggregate_id: UUID) -> Any: ...
+    def save(self, *objs: Any, **kwargs: Any) -> Any: ...
+    def handle(
+        self, handler: Handler, uow: UnitOfWork, cmd: c.Command, rid: UUID, digest: str
+    ) -> Result: ...
+    def run_carefully(self, p: Pending) -> None: ...
+    def refuse(self, p: Pending, error: BaseException) -> None: ...
+    def answer(self, prior: Request, request_id: str, name: str, digest: str) -> Result: ...
+
+
+@dataclass(eq=False)
+class Pending:
+    """One command waiting for its batch; ``done`` once its outcome is durable."""
+
+    handler: Handler
+    cmd: c.Command
+    request_id: str
+    rid: UUID
+    digest: str
+    memo: dict[str, Any] = field(default_factory=dict)
+    done: bool = False
+    result: Result | None = None
+    error: BaseException | None = None
+
+    def finish(self, result: Result | None = None, error: BaseException | None = None) -> None:
+        self.result, self.error, self.done = result, error, True
+
+    def outcome(self) -> Result:
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        return self.result
+
+
+class BatchView:
+    """The aggregates as one batch sees them, loaded once and shared by its commands."""
+
+    def __init__(self, app: Casino) -> None:
+        self.app = app
+        self.held: dict[UUID, Aggregate] = {}
+        self.cached_at: dict[UUID, int] = {}  # taken from the cache: its version then
+        self.seen: dict[UUID, int] = {}  # versions as the current command found them
+
+    def begin(self) -> None:
+        self.seen = {}
+
+    def find(self, cls: type[Any], aggregate_id: UUID) -> Any:
+        agg = self.held.get(aggregate_id)
+        if agg is None:
+            agg = self._load(aggregate_id)
+            if agg is None:
+                return None
+            self.held[aggregate_id] = agg
+        self.seen.setdefault(aggregate_id, agg.version)
+        return agg if isinstance(agg, cls) else None
+
+    def _load(self, aggregate_id: UUID) -> Aggregate | None:
+        cache = self.app.repository.cache
+        if cache is not None:
+            try:
+                cached = cache.get(aggregate_id)
+            except KeyError:
+                cached = None
+            if cached is not None:
+                # A copy: the cache must not see changes of a batch that may not commit.
+                agg: Aggregate = cast(Aggregate, deepcopy(cached))
+                self.cached_at[aggregate_id] = agg.version
+                return agg
+        found: Aggregate | None = self.app.find(Aggregate, aggregate_id)  # from the store
+        return found
+
+    def changed_by(self, uow: UnitOfWork) -> bool:
+        """Whether the current command changed an aggregate the batch already held."""
+        return any(
+            agg.id in self.seen and agg.version != self.seen[agg.id] for agg in uow.touched()
+        )
+
+    def keep(self, uow: UnitOfWork) -> bool:
+        """Hold what the command touched; False if it created an aggregate whose id the
+        batch already holds (two rounds drew the same game code): alone, that collides
+        at insert and is retried; in a batch the second would silently replace the first."""
+        touched = uow.touched()
+        if any(self.held.get(agg.id, agg) is not agg for agg in touched):
+            return False
+        for agg in touched:
+            self.held[agg.id] = agg
+        return True
+
+    def stale(self) -> bool:
+        """Whether an aggregate read from the cache, and left unchanged, has newer events in
+        the store (another process wrote it): then what the batch decided is not valid."""
+        recorder = self.app.recorder
+        for aid, version in self.cached_at.items():
+            agg = self.held[aid]
+            if agg.version == version and recorder.select_events(aid, gt=version, limit=1):
+                return True
+        return False
+
+
+class _Fallback(Exception):
+    """The batch cannot commit as one: run its commands on the careful path."""
+
+
+def run_batch(app: Casino, batch: list[Pending]) -> None:
+    """Run, save and answer every command of ``batch`` (see module docstring)."""
+    try:
+        _run(app, batch)
+    except _Fallback:
+        app.fallbacks += 1
+        for p in batch:
+            if not p.done:
+                app.run_carefully(p)
+
+
+def _run(app: Casino, batch: list[Pending]) -> None:
+    view = BatchView(app)
+    records: dict[UUID, Request] = {}
+    accepted: list[Pending] = []
+    refused: list[tuple[Pending, BaseException]] = []
+    twins: list[tuple[Pending, Request]] = []
+    for p in batch:
+        twin = records.get(p.rid)
+        if twin is not None:  # the same request id twice in one batch
+            twins.append((p, twin))
+            continue
+        view.begin()
+        uow = UnitOfWork(view.find, p.memo)
+        try:
+            result = app.handle(p.handler, uow, p.cmd, p.rid, p.digest)
+        except IntegrityError:
+            raise _Fallback() from None
+        except Exception as e:
+            if view.changed_by(uow):
+                raise _Fallback() from None  # the shared view is no longer serial
+            refused.append((p, e))
+            continue
+        if not view.keep(uow):
+            raise _Fallback()
+        cmd = p.cmd
+        records[p.rid] = Request(
+            scope=cmd.scope,
+            request_id=p.request_id,
+            command=cmd.name,
+            digest=p.digest,
+            result=result,
+        )
+        p.result = result
+        accepted.append(p)
+    try:
+        if view.stale():
+            raise _Fallback()
+        if records:
+            saved = [agg for agg in view.held.values() if _has_pending(agg)]
+            app.save(*saved, *records.values())
+            cache = app.repository.cache
+            if cache is not None:
+                # What was just committed is the newest state: the next batch starts here
+                # (a stale entry would only collide at insert and take the careful path).
+                for agg in saved:
+                    cache.put(agg.id, agg)
+            for _ in accepted:
+                app.sealer.maybe_seal()
+    except IntegrityError:
+        raise _Fallback() from None
+    except PersistenceError as e:
+        log.error("a batch of %d commands: the store failed: %r", len(batch), e, exc_info=e)
+        for p in batch:
+            p.finish(error=_unavailable(p, e))
+        return
+    for p in accepted:
+        p.finish(result=p.result)
+    for p, twin in twins:
+        try:
+            p.finish(result=app.answer(twin, p.request_id, p.cmd.name, p.digest))
+        except Exception as e:
+            p.finish(error=e)
+    for p, error in refused:
+        app.refuse(p, error)
+
+
+def _has_pending(agg: Aggregate) -> bool:
+    return bool(getattr(agg, "_pending_events", None))
+
+
+def _unavailable(p: Pending, e: BaseException) -> StorageUnavailable:
+    err = StorageUnavailable(
+        f"the store failed during {p.cmd.name}; nothing was written, retry later",
+        request_id=p.request_id,
+    )
+    err.__cause__ = e
+    return err
