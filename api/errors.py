@@ -56,6 +56,7 @@ LEDGER_STATUS: dict[type[LedgerError], int] = {
     le.SessionBusy: 409,
     le.RoundNotFound: 404,
     le.RoundNotOpen: 409,
+    le.DecisionNotForThisGame: 409,
     le.IdempotencyConflict: 409,
     le.Contention: 503,
     le.StorageUnavailable: 503,
