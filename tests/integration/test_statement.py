@@ -335,3 +335,40 @@ def test_a_void_over_http_carries_its_refund_and_the_balance_it_landed_on(
     change = player_money(app, sid) - banked(app)
     rows = app.history.account_history(PLAYER)
     assert sum(r["net"] for r in rows) == change
+
+
+def test_audit_cli_void_prints_the_refund_the_reversal_and_the_balance_it_landed_on(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ledger.settings import Settings
+
+    monkeypatch.setenv("CROUPIER_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("CROUPIER_DATABASE_URL", raising=False)
+    app = bootstrap(Settings(data_dir=tmp_path), seed_source=CountingSeeds())
+    try:
+        app.open_account("open", PLAYER, "EUR")
+        app.deposit("dep", PLAYER, 50_000)
+        sid = app.open_session("buy", PLAYER, 20_000)["session_id"]
+        won = win_a_round(app, sid, "w")
+        app.close_session("close", sid)
+        account = app.account_balance(PLAYER)
+    finally:
+        app.close()
+
+    args = ["void", won["code"], "--reason", "display fault", "--incident", "INC-3"]
+    code, text = _cli(*args, "--json")
+    doc = json.loads(text)
+    assert code == 0 and not doc["already_voided"]
+    assert (doc["refunded"], doc["reversed_win"]) == (won["staked"], won["payout"])
+    assert doc["landed_on"] == "account"
+    assert doc["landed_balance"] == account + won["staked"] - won["payout"]
+
+    code, text = _cli(*args, "--request-id", "again")
+    assert code == 0
+    assert (
+        text.split()
+        == (
+            f"round {won['code']} was already voided: refunded {won['staked']}, reversed win"
+            f" {won['payout']}, account balance now {doc['landed_balance']}, seed {doc['seed']}"
+        ).split()
+    )
