@@ -203,3 +203,31 @@ def test_session_state_conflicts_are_409(api: Api) -> None:
     api.post("/v1/accounts/ann/deposits", OPERATOR, {"amount": 5}, key=key)
     r = api.post_raw("/v1/accounts/ann/deposits", OPERATOR, {"amount": 6}, key=key)
     assert (r.status_code, r.json()["code"]) == (409, "idempotency-conflict")
+
+
+def test_video_poker_deal_options_and_holds_outside_the_variant_name_what_is_offered(
+    api: Api,
+) -> None:
+    api.new_player("ann")
+    sid, token = api.new_session("ann")
+    deal = f"/v1/sessions/{sid}/video-poker/deal"
+    doc = refused(api, "POST", deal, token, {"coin_value": 7, "coins": 1})
+    message = "coin value 7 is not offered; choose one of (10, 20, 50, 100, 200, 500)"
+    expect(doc, 422, "invalid-coin-value", message)
+    doc = refused(api, "POST", deal, token, {"coin_value": 10, "coins": 1, "lines": 3})
+    expect(doc, 422, "invalid-lines", "3 lines are not offered; choose one of (4,)")
+    body = {"variant": "jb-9", "coin_value": 10, "coins": 1}
+    doc = refused(api, "POST", deal, token, body)
+    # The request schema knows the variants (in process: unknown-variant).
+    assert (doc["status"], doc["code"]) == (422, "invalid-request") and "variant" in doc["message"]
+    api.post(deal, token, {"coin_value": 10, "coins": 1})
+    doc = refused(api, "POST", f"/v1/sessions/{sid}/video-poker/draw", token, {"holds": [0, 0]})
+    assert (doc["status"], doc["code"]) == (422, "invalid-holds") and "[0, 0]" in doc["message"]
+
+
+def test_a_buy_in_in_another_currency_than_the_accounts_is_refused(api: Api) -> None:
+    api.new_player("ann")
+    body = {"player_id": "ann", "buy_in": 100, "currency": "USD"}
+    doc = refused(api, "POST", "/v1/sessions", OPERATOR, body)
+    expect(doc, 422, "currency-mismatch", "account is in EUR, buy-in in USD")
+    assert doc["player_id"] == "ann"
