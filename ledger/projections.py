@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from ledger.ports import LogApp
 
 ROUND_TOPIC = contracts.ROUND_PREFIX
-MONEY_COLUMNS = ("stakes", "wins", "refunded", "reversed_win", "net")
 
 
 class History:
@@ -93,18 +92,12 @@ class History:
             )
         r["net"] = r["wins"] - r["stakes"] + r["refunded"]
 
-    @staticmethod
-    def totals(rows: list[dict[str, Any]]) -> dict[str, int]:
-        """Sums of a history's money columns: ``net`` (wins - stakes + refunded) is what
-        its rounds did to the player's balance; a reversed win cancels its own credit."""
-        return {k: sum(r[k] for r in rows) for k in MONEY_COLUMNS}
-
     def _code_of(self, round_id: Any) -> str | None:
         return self._code_by_id.get(round_id)
 
     def account_history(self, player_id: str, limit: int | None = None) -> list[dict[str, Any]]:
-        """Date, game, code, stakes, wins and outcome of each of the player's rounds, newest
-        first."""
+        """Date, game, code, stakes, wins, refund and reversed win of a void (and where it
+        landed), net and outcome of each of the player's rounds, newest first."""
         self.catch_up()
         codes = list(reversed(self._by_player.get(player_id, [])))
         return [dict(self._rounds[c]) for c in codes[:limit]]
