@@ -182,13 +182,20 @@ class RoundView(Response):
 
 
 class VoidedRound(RoundView):
+    """A void's result. The four void fields are null only when a request id recorded
+    before they existed is replayed (the recorded response is returned as it was)."""
+
     already_voided: bool
-    refunded: Money = Field(description="every stake of the round, given back")
-    reversed_win: Money = Field(description="the win credited at settlement, taken back")
-    landed_on: Literal["session", "account"] = Field(
-        description="where both moved: the session while open, else the account"
+    refunded: Money | None = Field(None, description="every stake of the round, given back")
+    reversed_win: Money | None = Field(
+        None, description="the win credited at settlement, taken back"
     )
-    landed_balance: Money = Field(description="that session's or account's balance after it")
+    landed_on: Literal["session", "account"] | None = Field(
+        None, description="where both moved: the session while open, else the account"
+    )
+    landed_balance: Money | None = Field(
+        None, description="that session's or account's balance after the void"
+    )
 
 
 class CurrentRound(Response):
