@@ -1,10 +1,10 @@
 """Typed JSON errors: every failure is ``{"code", "message", ...ids}`` with its status.
 
 Ledger errors keep their code, and their status is chosen here (``LEDGER_STATUS``: the
-ledger knows no HTTP); game-rule errors are 422 (409 when the action is valid but not in
-this phase); request validation is 422 (400 for a missing
-``Idempotency-Key``); anything unexpected is a bare 500 with no detail. No handler ever
-returns a stack trace or echoes the request's input back.
+ledger knows no HTTP); game-rule errors are 422 (409 when the action exists but the
+round's state does not offer it now: ``GAME_CONFLICTS``); request validation is 422
+(400 for a missing ``Idempotency-Key``); anything unexpected is a bare 500 with no
+detail. No handler ever returns a stack trace or echoes the request's input back.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from games.errors import ActionOutOfPhase, GameRuleError
+from games.video_poker.double_up import DoubleUpNotOffered, HalfDoubleTooSmall
 from ledger import errors as le
 from ledger.errors import Contention, LedgerError, StorageUnavailable, TamperDetected
 
@@ -56,11 +57,25 @@ LEDGER_STATUS: dict[type[LedgerError], int] = {
     le.SessionBusy: 409,
     le.RoundNotFound: 404,
     le.RoundNotOpen: 409,
+    le.DecisionNotForThisGame: 409,
     le.IdempotencyConflict: 409,
     le.Contention: 503,
     le.StorageUnavailable: 503,
     le.AutoCompletionFailed: 500,
 }
+
+
+# Game-rule errors are 422 (the request breaks a rule whatever the round's state), except
+# these: the action exists but the round's state does not offer it now (409).
+GAME_CONFLICTS: tuple[type[GameRuleError], ...] = (
+    ActionOutOfPhase,
+    DoubleUpNotOffered,
+    HalfDoubleTooSmall,
+)
+
+
+def game_status(exc: GameRuleError) -> int:
+    return 409 if isinstance(exc, GAME_CONFLICTS) else 422
 
 
 def ledger_status(exc: LedgerError) -> int:
@@ -117,8 +132,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(GameRuleError)
     async def game_rule_error(request: Request, exc: GameRuleError) -> JSONResponse:
-        status = 409 if isinstance(exc, ActionOutOfPhase) else 422
-        return _json(status, error_body(request, exc.code, exc.message))
+        return _json(game_status(exc), error_body(request, exc.code, exc.message))
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:

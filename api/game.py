@@ -19,7 +19,6 @@ from api.schemas import (
     CurrentRound,
     GameDecision,
     GameHistory,
-    GameSummary,
     RedDogBet,
     RedDogRaise,
     RoundView,
@@ -28,6 +27,7 @@ from api.schemas import (
     VideoPokerDraw,
     VideoPokerHold,
     VideoPokerPick,
+    game_history,
     round_view,
 )
 from ledger import commands as c
@@ -80,7 +80,7 @@ def last_games(caller: Reader, app: App) -> GameHistory:
     """The last 10 games of this session, newest first."""
     app.get_session(_sid(caller))  # 404 for an unknown session
     games = app.history.last_games(_sid(caller), LAST_GAMES)
-    return GameHistory(games=[GameSummary.model_validate(g) for g in games])
+    return game_history(games)
 
 
 # -- any registered game -------------------------------------------------------------------

@@ -16,7 +16,6 @@ from api.schemas import (
     AccountMoved,
     AmountBody,
     GameHistory,
-    GameSummary,
     OpenAccount,
     OpenSession,
     RoundDetail,
@@ -25,6 +24,7 @@ from api.schemas import (
     SessionOpened,
     VoidedRound,
     VoidRound,
+    game_history,
     voided_round,
 )
 from ledger import commands as c
@@ -89,7 +89,7 @@ def account_history(
     """The player's rounds, newest first: date, game, code, stakes, wins, outcome."""
     _account(app, player_id)
     games = app.history.account_history(player_id, limit)
-    return GameHistory(games=[GameSummary.model_validate(g) for g in games])
+    return game_history(games)
 
 
 @router.post("/sessions", status_code=status.HTTP_201_CREATED, response_model=SessionOpened)

@@ -166,7 +166,20 @@ class RoundView(Response):
 
 
 class VoidedRound(RoundView):
+    """A void's result. The four void fields are null only when a request id recorded
+    before they existed is replayed (the recorded response is returned as it was)."""
+
     already_voided: bool
+    refunded: Money | None = Field(None, description="every stake of the round, given back")
+    reversed_win: Money | None = Field(
+        None, description="the win credited at settlement, taken back"
+    )
+    landed_on: Literal["session", "account"] | None = Field(
+        None, description="where both moved: the session while open, else the account"
+    )
+    landed_balance: Money | None = Field(
+        None, description="that session's or account's balance after the void"
+    )
 
 
 class CurrentRound(Response):
@@ -184,15 +197,40 @@ class GameSummary(Response):
     session_id: str
     currency: str
     stakes: Money
-    wins: Money
+    wins: Money = Field(description="the win that stands (0 once voided)")
+    refunded: Money = Field(description="stakes given back by a void")
+    reversed_win: Money = Field(description="the win credited at settlement, taken back by a void")
+    net: int = Field(description="wins - stakes + refunded: the balance change; 0 for a void")
+    landed_on: Literal["session", "account"] | None = Field(
+        description="where a void's refund and reversal moved (null unless voided)"
+    )
     outcome: str
     status: str
     void_reason: str | None = None
     incident_id: str | None = None
 
 
+class HistoryTotals(Response):
+    """Sums over the listed rounds; ``net`` is what they did to the player's balance."""
+
+    stakes: Money
+    wins: Money
+    refunded: Money
+    reversed_win: Money
+    net: int
+
+
 class GameHistory(Response):
     games: list[GameSummary]
+    totals: HistoryTotals
+
+
+def game_history(rows: list[dict[str, Any]]) -> GameHistory:
+    totals = {k: sum(r[k] for r in rows) for k in HistoryTotals.model_fields}
+    return GameHistory(
+        games=[GameSummary.model_validate(g) for g in rows],
+        totals=HistoryTotals.model_validate(totals),
+    )
 
 
 class RoundStep(Response):

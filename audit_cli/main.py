@@ -296,24 +296,26 @@ def _print_video_poker(steps: list[dict[str, Any]], out: Console) -> None:
 
 
 def cmd_history(args: argparse.Namespace, out: Console) -> int:
-    from audit_cli.rounds import player_history
+    from audit_cli.rounds import MONEY_COLUMNS, history_totals, player_history
 
     rows = list(reversed(player_history(args.db, args.player)))  # newest first, as HTTP
     if args.json:
-        out.print_json(json.dumps(rows, default=str))
+        out.print_json(json.dumps(rows, default=str))  # totals: sum the money columns
         return EXIT_OK
+    totals = history_totals(rows)
     table = Table(title=f"account history of {args.player}")
-    for col in ("date", "game", "code", "stakes", "wins", "outcome"):
+    for col in ("date", "game", "code", *MONEY_COLUMNS, "outcome", "void to"):
         table.add_column(col)
     for r in rows:
         table.add_row(
             str(r["date"]),
             str(r["game"]),
             str(r["code"]),
-            str(r["stakes"]),
-            str(r["wins"]),
+            *(str(r[k]) for k in MONEY_COLUMNS),
             str(r["outcome"]),
+            r["landed_on"] or "",
         )
+    table.add_row("total", "", "", *(str(totals[k]) for k in MONEY_COLUMNS), "", "")
     out.print(table)
     return EXIT_OK
 
@@ -370,8 +372,9 @@ def cmd_void(args: argparse.Namespace, out: Console) -> int:
     else:
         verb = "was already voided" if result.get("already_voided") else "voided"
         out.print(
-            f"round {result['code']} {verb}: refunded {result['staked']}, "
-            f"reversed win {result['payout']}, seed {result['seed']}"
+            f"round {result['code']} {verb}: refunded {result['refunded']}, "
+            f"reversed win {result['reversed_win']}, {result['landed_on']} balance now "
+            f"{result['landed_balance']}, seed {result['seed']}"
         )
     return EXIT_OK
 

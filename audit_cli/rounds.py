@@ -15,11 +15,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from audit_cli.round_check import RoundReport, check_rows
 from audit_cli.rows import Row, read_aggregate, read_rows, read_trust_rows
-from ledger import envelope
+from ledger import contracts, envelope
 from ledger.keys import load_public_keys
 from ledger.rounds import round_id_for
 
-__all__ = ["RoundReport", "check_round", "player_history", "round_rows"]
+__all__ = ["RoundReport", "check_round", "history_totals", "player_history", "round_rows"]
 
 
 def round_rows(db: str, code: str) -> list[Row]:
@@ -52,39 +52,68 @@ def _payload(row: Row) -> dict[str, Any]:
     return doc
 
 
+MONEY_COLUMNS = ("stakes", "wins", "refunded", "reversed_win", "net")
+
+
 def player_history(db: str, player_id: str) -> list[dict[str, Any]]:
+    """The player's rounds in the order they started, from the raw rows (as
+    :class:`ledger.projections.History`). A voided round shows no win, its stakes with
+    their refund and the reversed win; ``net`` = wins - stakes + refunded is what the round
+    did to the balance (0 for a void); ``landed_on`` says where the void moved money: the
+    session while it was open, the account once it had closed."""
     rounds: dict[str, dict[str, Any]] = {}
     order: list[str] = []
+    closed_sessions: set[str] = set()
     for row in read_rows(db, skip_malformed=True):
-        if not row.topic.startswith("croupier/round/"):
+        if row.topic == contracts.SESSION_CLOSED:
+            closed_sessions.add(str(row.originator_id))
+            continue
+        if not row.topic.startswith(contracts.ROUND_PREFIX):
             continue
         doc = _payload(row)
-        if row.topic == "croupier/round/started@1":
+        if row.topic == contracts.ROUND_STARTED:
             if doc.get("player_id") != player_id:
                 continue
             rounds[row.originator_id] = {
                 "date": doc.get("started_at"),
                 "game": doc.get("game"),
                 "code": doc.get("code"),
+                "session_id": doc.get("session_id"),
                 "stakes": doc.get("stake", 0),
                 "wins": 0,
+                "refunded": 0,
+                "reversed_win": 0,
+                "landed_on": None,
                 "outcome": "open",
+                "status": "open",
             }
             order.append(row.originator_id)
         elif row.originator_id in rounds:
             r = rounds[row.originator_id]
-            if row.topic == "croupier/round/acted@1":
+            if row.topic == contracts.ROUND_ACTED:
                 r["stakes"] += doc.get("stake_added", 0)
-            elif row.topic == "croupier/round/settled@1":
-                r.update(wins=doc.get("payout", 0), outcome=doc.get("outcome"))
-            elif row.topic == "croupier/round/voided@1":
+            elif row.topic == contracts.ROUND_SETTLED:
+                r.update(wins=doc.get("payout", 0), outcome=doc.get("outcome"), status="settled")
+            elif row.topic == contracts.ROUND_VOIDED:
+                closed = str(r["session_id"]) in closed_sessions
                 r.update(
-                    wins=0,
+                    wins=0,  # no win stands; the credited one shows as reversed_win
                     outcome="voided",
+                    status="voided",
+                    refunded=doc.get("refunded", 0),
+                    reversed_win=doc.get("reversed_win", 0),
+                    landed_on="account" if closed else "session",
                     void_reason=doc.get("reason"),
                     incident_id=doc.get("incident_id"),
                 )
-    return [rounds[o] for o in order]
+    history = [rounds[o] for o in order]
+    for r in history:
+        r["net"] = r["wins"] - r["stakes"] + r["refunded"]
+    return history
+
+
+def history_totals(rows: list[dict[str, Any]]) -> dict[str, int]:
+    return {k: sum(r[k] for r in rows) for k in MONEY_COLUMNS}
 
 
 def is_uuid(text: str) -> bool:

@@ -64,7 +64,7 @@ class BetAboveMaximum(GameRuleError):
 
 
 class RaiseTooLarge(GameRuleError):
-    """A raise exceeds what the game allows (Red Dog: at most the original bet)."""
+    """A raise exceeds the original bet (Red Dog: the raise is at most the original bet)."""
 
     code: ClassVar[str] = "raise-too-large"
 
@@ -72,6 +72,28 @@ class RaiseTooLarge(GameRuleError):
         self.amount = amount
         self.limit = limit
         super().__init__(f"raise {amount} is above the allowed {limit} (the original bet)")
+
+
+class RaiseAboveMaximum(BetAboveMaximum):
+    """A raise within the original bet that would take bet plus raise past the table
+    maximum: the limit that binds is ``max_raise`` = table maximum - bet.
+
+    >>> str(RaiseAboveMaximum(amount=300, bet=400, maximum=500))
+    'raise 300 is above the maximum raise 100: bet plus raise 700 is above the table maximum 500'
+    """
+
+    code: ClassVar[str] = "raise-above-maximum"
+
+    def __init__(self, amount: int, bet: int, maximum: int) -> None:
+        self.amount = amount
+        self.limit = max(0, maximum - bet)
+        GameRuleError.__init__(
+            self,
+            f"raise {amount} is above the maximum raise {self.limit}: bet plus raise"
+            f" {bet + amount} is above the table maximum {maximum}",
+        )
+        self.bet = bet + amount
+        self.maximum = maximum
 
 
 class ActionOutOfPhase(GameRuleError):

@@ -52,6 +52,8 @@ class Account(Aggregate):
         self.currency = currency
         self.balance = 0
         self.open_sessions: list[str] = []
+        self.voided_rounds: list[str] = []
+        """Rounds voided after their session closed (their refund or reversal is here)."""
 
     def check_debit(self, amount: int) -> None:
         if amount > self.balance:
@@ -138,6 +140,7 @@ class Account(Aggregate):
         self, round_code: str, amount: int, balance: int, movement: dict[str, Any]
     ) -> None:
         self.balance = balance
+        self.voided_rounds = [*self.voided_rounds, round_code]
 
     def reverse_round_win(self, code: str, amount: int) -> None:
         self.check_debit(amount)

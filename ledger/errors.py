@@ -63,7 +63,15 @@ class RoundNotFound(LedgerError):
 
 
 class RoundNotOpen(LedgerError):
+    """No round is open in the session, or the round named has already ended."""
+
     code = "round-not-open"
+
+
+class DecisionNotForThisGame(LedgerError):
+    """The session's open round is of another game than the decision sent."""
+
+    code = "decision-not-for-this-game"
 
 
 class IdempotencyConflict(LedgerError):

@@ -14,11 +14,16 @@ from typing import Any, TypeVar
 
 from games.adapter import GameAdapter, replay_recorded
 from games.deal import ChosenCards, ChosenWire, Deal
-from games.errors import InvalidDecision
 from ledger.accounts import GameSession
 from ledger.commands import Decide, StartRound
 from ledger.contracts import RoundStatus
-from ledger.errors import AutoCompletionFailed, InvalidRequest
+from ledger.errors import (
+    AutoCompletionFailed,
+    DecisionNotForThisGame,
+    InsufficientFunds,
+    InvalidRequest,
+    RoundNotOpen,
+)
 from ledger.keys import Keyring
 from ledger.rounds import Round, commitment, new_game_code, round_id_for, seal_seed, unseal_seed
 from ledger.unit_of_work import UnitOfWork
@@ -135,9 +140,13 @@ class Rounds:
         session.check_open()
         rnd = self.open_round(uow, session)
         if rnd is None:
-            raise InvalidRequest("no round is open in this session", session_id=session.id)
+            raise RoundNotOpen(f"no round is open in session {session.id}", session_id=session.id)
         if rnd.game != game:
-            raise InvalidDecision(f"the open round {rnd.code} is {rnd.game}, not {game}")
+            raise DecisionNotForThisGame(
+                f"the open round {rnd.code} is {rnd.game}: a {game} decision does not apply",
+                session_id=session.id,
+                game_code=rnd.code,
+            )
         return rnd
 
     def act(
@@ -209,34 +218,81 @@ class Rounds:
 
     def void(self, uow: UnitOfWork, code: str, reason: str, incident_id: str) -> Result:
         """Operator command after a malfunction: refund every stake, reverse any credited
-        win, reveal the seed. Idempotent: voiding a voided round returns its void."""
+        win, reveal the seed. Idempotent: voiding a voided round returns its void.
+
+        The result says what moved (``refunded``, ``reversed_win``), where it landed
+        (``landed_on``: the session while it is open, else the account its balance went
+        back to) and that balance after the void (``landed_balance``)."""
         rnd = uow.round(code)
         session = uow.session(rnd.session_id)
+        account = uow.account_by_id(session.account_id)
         if rnd.status == RoundStatus.VOIDED:
-            return {**round_result(rnd, session.balance), "already_voided": True}
-        reversed_win = rnd.win_credited
+            on_account = rnd.code in account.voided_rounds
+            return void_result(rnd, session, account.balance if on_account else None, True)
+        refunded, reversed_win = rnd.staked, rnd.win_credited
         if session.closed:
             # The session's balance already went back to the account: adjust there.
-            account = uow.account_by_id(session.account_id)
-            if rnd.staked:
-                account.refund_round(rnd.code, rnd.staked)
+            _check_void_covered(account.balance, refunded, reversed_win, rnd, account.player_id)
+            if refunded:
+                account.refund_round(rnd.code, refunded)
             if reversed_win:
                 account.reverse_round_win(rnd.code, reversed_win)
         else:
-            if rnd.staked:
-                session.refund(rnd.code, rnd.staked)
+            _check_void_covered(session.balance, refunded, reversed_win, rnd, None, session.id)
+            if refunded:
+                session.refund(rnd.code, refunded)
             if reversed_win:
                 session.reverse_win(rnd.code, reversed_win)
         rnd.voided(
             reason=reason,
             incident_id=incident_id,
-            refunded=rnd.staked,
+            refunded=refunded,
             reversed_win=reversed_win,
             seed=self.seed_of(rnd).hex(),
         )
         if session.open_round == rnd.code:
             session.round_closed(rnd.code, None)
-        return {**round_result(rnd, session.balance), "already_voided": False}
+        return void_result(rnd, session, account.balance if session.closed else None, False)
+
+
+def void_result(
+    rnd: Round, session: GameSession, account_balance: int | None, again: bool
+) -> Result:
+    """A void's result: the round, its refund and reversal, and the balance they landed on
+    (``account_balance`` when they went to the account, else None: the session's)."""
+    on_account = account_balance is not None
+    return {
+        **round_result(rnd, session.balance),
+        "already_voided": again,
+        "refunded": getattr(rnd, "refunded", 0),
+        "reversed_win": getattr(rnd, "reversed_win", 0),
+        "landed_on": "account" if on_account else "session",
+        "landed_balance": account_balance if on_account else session.balance,
+        "session_balance": session.balance,
+    }
+
+
+def _check_void_covered(
+    balance: int,
+    refunded: int,
+    reversed_win: int,
+    rnd: Round,
+    player_id: str | None,
+    session_id: object = None,
+) -> None:
+    """Refuse a void whose reversal the balance cannot cover even with the refund, quoting
+    the balance as it stands (before the refund is added)."""
+    if reversed_win <= balance + refunded:
+        return
+    where = "account" if player_id is not None else "session"
+    raise InsufficientFunds(
+        f"{where} balance {balance} cannot cover reversing the win {reversed_win} of round"
+        f" {rnd.code} less its refunded stakes {refunded} (short by"
+        f" {reversed_win - refunded - balance})",
+        player_id=player_id,
+        session_id=session_id,
+        game_code=rnd.code,
+    )
 
 
 class AnyGame:

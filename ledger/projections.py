@@ -31,6 +31,7 @@ class History:
         self._by_player: dict[str, list[str]] = defaultdict(list)
         self._by_session: dict[str, list[str]] = defaultdict(list)
         self._code_by_id: dict[Any, str] = {}
+        self._closed_sessions: set[str] = set()
 
     def catch_up(self) -> None:
         with self._lock:
@@ -38,6 +39,9 @@ class History:
                 self._last = note.id
                 if note.topic.startswith(ROUND_TOPIC):
                     self._apply(note.topic, self.app.mapper.to_domain_event(note))
+                elif note.topic == contracts.SESSION_CLOSED:
+                    # A void after this lands on the account (ledger.play.Rounds.void).
+                    self._closed_sessions.add(str(note.originator_id))
 
     def _apply(self, topic: str, e: Any) -> None:
         if topic == contracts.ROUND_STARTED:
@@ -51,6 +55,10 @@ class History:
                 "session_id": e.session_id,
                 "stakes": e.stake,
                 "wins": 0,
+                "refunded": 0,
+                "reversed_win": 0,
+                "net": -e.stake,
+                "landed_on": None,
                 "outcome": "open",
                 "status": RoundStatus.OPEN,
                 "currency": e.currency,
@@ -68,20 +76,28 @@ class History:
         elif topic == contracts.ROUND_SETTLED:
             r.update(wins=e.payout, outcome=e.outcome, status=RoundStatus.SETTLED)
         elif topic == contracts.ROUND_VOIDED:
+            # No win stands (wins 0); the stakes stay as played with their refund beside
+            # them, and the win credited at settlement shows as reversed. The round's net
+            # is what it did to the balance: 0 (credit and reversal cancel out).
+            closed = r["session_id"] in self._closed_sessions
             r.update(
                 outcome="voided",
                 status=RoundStatus.VOIDED,
                 wins=0,
+                refunded=e.refunded,
+                reversed_win=e.reversed_win,
+                landed_on="account" if closed else "session",
                 void_reason=e.reason,
                 incident_id=e.incident_id,
             )
+        r["net"] = r["wins"] - r["stakes"] + r["refunded"]
 
     def _code_of(self, round_id: Any) -> str | None:
         return self._code_by_id.get(round_id)
 
     def account_history(self, player_id: str, limit: int | None = None) -> list[dict[str, Any]]:
-        """Date, game, code, stakes, wins and outcome of each of the player's rounds, newest
-        first."""
+        """Date, game, code, stakes, wins, refund and reversed win of a void (and where it
+        landed), net and outcome of each of the player's rounds, newest first."""
         self.catch_up()
         codes = list(reversed(self._by_player.get(player_id, [])))
         return [dict(self._rounds[c]) for c in codes[:limit]]

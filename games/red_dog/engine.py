@@ -33,6 +33,7 @@ from games.errors import (
     GameRuleError,
     InvalidDecision,
     InvalidRules,
+    RaiseAboveMaximum,
     RaiseTooLarge,
     SeedMismatch,
     require_positive_amount,
@@ -296,12 +297,13 @@ def verify_raise(state: RedDogState, amount: object, seed: Deal | None = None) -
     check that it re-derives the cards on the table."""
     _require_deciding(state, "raise")
     raised = require_positive_amount("raise", amount)
-    # DESIGN §5.2 reading of seed 003: the raise is at most the original bet ...
+    # DESIGN §5.2 reading of seed 003: the raise is at most the original bet and stays
+    # "entro i limiti del tavolo". The refusal quotes the limit that binds (max_raise): the
+    # table's when bet plus raise would pass it, else the original bet.
+    if state.bet + raised > state.rules.max_bet:
+        raise RaiseAboveMaximum(raised, state.bet, state.rules.max_bet)
     if raised > state.bet:
         raise RaiseTooLarge(raised, state.bet)
-    # ... and stays "entro i limiti del tavolo".
-    if state.bet + raised > state.rules.max_bet:
-        raise BetAboveMaximum(state.bet + raised, state.rules.max_bet, what="bet plus raise")
     if seed is not None:
         _check_seed(state, seed)
 

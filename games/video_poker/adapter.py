@@ -18,7 +18,7 @@ from games.deal import Deal
 from games.errors import GameRuleError
 from games.video_poker import double_up, engine
 from games.video_poker.hold import Step, apply_step, replay_steps, step_from_wire
-from games.video_poker.variants import VARIANTS, Variant
+from games.video_poker.variants import VARIANTS, Variant, variant_for
 
 GAME = "video-poker"
 CODE_PREFIX = {"jb-4line": "JB4", "jb-multi": "JBM"}
@@ -38,10 +38,12 @@ class VideoPokerParams:
     coin_value: int
     coins: int
     lines: int
+    rules_version: str | None = None
+    """The variant's rules version a recorded round was played under (None: current)."""
 
     @property
     def rules(self) -> Variant:
-        v = VARIANTS.get(self.variant) if isinstance(self.variant, str) else None
+        v = variant_for(self.variant, self.rules_version) if isinstance(self.variant, str) else None
         if v is None:
             raise UnknownVariant(
                 f"unknown variant {self.variant!r} (expected one of {sorted(VARIANTS)})"
@@ -58,6 +60,9 @@ class VideoPokerAdapter:
             coin_value=doc["coin_value"],
             coins=doc["coins"],
             lines=doc["lines"],
+            # Rounds recorded before rules versions were written into params played the
+            # first version of their variant.
+            rules_version=str(doc.get("rules_version", "1")),
         )
 
     def write_params(self, params: VideoPokerParams) -> dict[str, Json]:
@@ -66,6 +71,7 @@ class VideoPokerAdapter:
             "coin_value": params.coin_value,
             "coins": params.coins,
             "lines": params.lines,
+            "rules_version": params.rules.rules_version,
         }
 
     def read_decision(self, wire: Sequence[Json]) -> Step:

@@ -457,8 +457,9 @@ def draw(state: VideoPokerState, holds: Iterable[int], seed: Deal) -> VideoPoker
     win = sum(r.win for r in results)
     return replace(
         state,
-        # seed 000: a win opens the choice "Incassa / Raddoppio / Mezzo Raddoppio".
-        phase=Phase.WIN_PENDING if win > 0 else Phase.SETTLED,
+        # seed 000: a win opens the choice "Incassa / Raddoppio / Mezzo Raddoppio"; with no
+        # double-up (seed 004) there is nothing to choose and the draw settles the win.
+        phase=Phase.WIN_PENDING if win > 0 and state.variant.win_waits else Phase.SETTLED,
         holds=held,
         line_results=tuple(results),
         win=win,

@@ -52,7 +52,9 @@ def step_from_wire(value: Step | Sequence[object]) -> Step:
 
 
 def verify_hold(state: VideoPokerState, holds: object, seed: Deal | None = None) -> None:
-    """A selection is valid when a draw with it would be (same phase, same positions)."""
+    """A selection is valid when a draw with it would be (same phase, same positions);
+    out of phase, the refusal names the hold, not the draw."""
+    engine.require_phase(state, "hold cards", engine.Phase.DEALT)
     engine.verify_draw(state, holds, seed)
 
 

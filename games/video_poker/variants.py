@@ -14,7 +14,7 @@ Operators adjust coin values or the limit with ``dataclasses.replace`` (then bum
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Final
@@ -34,6 +34,7 @@ __all__ = [
     "VARIANTS",
     "HoldPolicy",
     "Variant",
+    "variant_for",
 ]
 
 
@@ -64,6 +65,15 @@ class Variant:
     """Double-up is offered only while the current win is at most this amount (seed 000:
     "solo se l'importo della vincita non eccede il limite di Raddoppio"); 0 disables it."""
     rules_version: str
+    collect_without_double_up: bool = False
+    """Whether a win with no double-up on offer still waits for "collect". Only the
+    retired ``jb-multi`` rules version 1 did; since version 2 the draw settles it."""
+
+    @property
+    def win_waits(self) -> bool:
+        """A win waits in ``win-pending`` for the player's choice: collect, or double-up
+        when it is on offer (seed 000's "Incassa / Raddoppio / Mezzo Raddoppio")."""
+        return self.double_up_enabled or self.collect_without_double_up
 
     def __post_init__(self) -> None:
         if not self.id or not self.rules_version:
@@ -124,10 +134,27 @@ JB_MULTI: Final = Variant(
     # Seed 004 describes no double-up (gamble) feature, so it is off by default; an operator
     # may enable it by setting a limit.
     double_up_limit=0,
-    rules_version="1",
+    # Version 2: with nothing to choose after a win, the draw settles it (version 1 waited
+    # for a "collect" the player could not refuse).
+    rules_version="2",
 )
 
 VARIANTS: Final[MappingProxyType[str, Variant]] = MappingProxyType(
     {v.id: v for v in (JB_4LINE, JB_MULTI)}
 )
 """Every variant a round may name, by its wire id."""
+
+RETIRED: Final[MappingProxyType[tuple[str, str], Variant]] = MappingProxyType(
+    {
+        ("jb-multi", "1"): replace(JB_MULTI, rules_version="1", collect_without_double_up=True),
+    }
+)
+"""Earlier rules versions, by (id, rules_version): rounds recorded under them replay so."""
+
+
+def variant_for(variant_id: str, rules_version: str | None = None) -> Variant | None:
+    """The variant ``variant_id`` as of ``rules_version`` (None: the current one)."""
+    current = VARIANTS.get(variant_id)
+    if current is None or rules_version is None or rules_version == current.rules_version:
+        return current
+    return RETIRED.get((variant_id, rules_version))

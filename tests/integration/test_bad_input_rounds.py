@@ -28,10 +28,12 @@ from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.commands import red_dog_command
 from ledger.errors import (
+    DecisionNotForThisGame,
     IdempotencyConflict,
     InsufficientFunds,
     InvalidRequest,
     RoundNotFound,
+    RoundNotOpen,
     SessionBusy,
     SessionClosed,
     SessionNotFound,
@@ -44,7 +46,7 @@ BUY_IN = 20_000
 BET = 200
 UNKNOWN_CODE = "RD-20000101-000000-ZZZZ"
 NOT_AMOUNTS = [0, -100, 100.0, 150.5, True, False, "100", None, Decimal("100")]
-ROUND_CLOSED_ERRORS = (InvalidRequest, ActionOutOfPhase)
+ROUND_CLOSED_ERRORS = (RoundNotOpen, ActionOutOfPhase)
 
 
 def spread_seed(n: int = 0) -> bytes:
@@ -188,7 +190,11 @@ def test_a_raise_beyond_the_table_maximum_is_refused(store: Store, app: Casino) 
         store, BetAboveMaximum, app.red_dog_raise, "raise", sid, DEFAULT_RULES.max_bet - bet + 1
     )
 
-    assert err.code == "bet-above-maximum"
+    # A RaiseAboveMaximum is a BetAboveMaximum whose message quotes max_raise, the limit
+    # that binds (table maximum - bet), not the original bet.
+    assert err.code == "raise-above-maximum"
+    max_raise = DEFAULT_RULES.max_bet - bet
+    assert f"above the maximum raise {max_raise}:" in err.message
 
 
 def test_a_raise_above_the_session_balance_is_refused(store: Store, app: Casino) -> None:
@@ -204,8 +210,9 @@ def test_a_raise_above_the_session_balance_is_refused(store: Store, app: Casino)
 def test_a_raise_or_see_with_no_open_round_is_refused(store: Store, app: Casino) -> None:
     sid = open_session(app)
 
-    assert_refused(store, InvalidRequest, app.red_dog_raise, "raise", sid, BET)
-    assert_refused(store, InvalidRequest, app.red_dog_see, "see", sid)
+    assert_refused(store, RoundNotOpen, app.red_dog_raise, "raise", sid, BET)
+    err = assert_refused(store, RoundNotOpen, app.red_dog_see, "see", sid)
+    assert err.code == "round-not-open" and err.ids == {"session_id": sid}
 
 
 def test_see_or_raise_after_the_round_settled_is_refused(store: Store, app: Casino) -> None:
@@ -247,8 +254,8 @@ def test_acting_in_a_session_without_an_open_round_leaves_another_sessions_round
     shown = open_round(app, b, rid="bob-bet")
 
     # Ann's session id and her own request ids: she has no round, Bob's round is not hers.
-    assert_refused(store, InvalidRequest, app.red_dog_see, "bob-bet", a)
-    assert_refused(store, InvalidRequest, app.red_dog_raise, "raise", a, BET)
+    assert_refused(store, RoundNotOpen, app.red_dog_see, "bob-bet", a)
+    assert_refused(store, RoundNotOpen, app.red_dog_raise, "raise", a, BET)
 
     rnd = app.open_round(b)
     assert rnd is not None and rnd.code == shown["code"] and rnd.view == shown["view"]
@@ -261,8 +268,9 @@ def test_a_red_dog_action_on_another_games_open_round_is_refused(store: Store, a
     dealt = app.vp_deal("vp-deal", sid, "jb-4line", 10, 1, 4)
     assert dealt["status"] == "open"
 
-    assert_refused(store, InvalidDecision, app.red_dog_see, "see", sid)
-    assert_refused(store, InvalidDecision, app.red_dog_raise, "raise", sid, BET)
+    assert_refused(store, DecisionNotForThisGame, app.red_dog_see, "see", sid)
+    err = assert_refused(store, DecisionNotForThisGame, app.red_dog_raise, "raise", sid, BET)
+    assert err.code == "decision-not-for-this-game" and err.ids["game_code"] == dealt["code"]
     assert_refused(store, SessionBusy, app.red_dog_repeat, "repeat", sid)  # a round is open
 
     rnd = app.open_round(sid)

@@ -156,7 +156,7 @@ def test_refused_game_requests_are_typed_and_change_nothing(api: Api) -> None:
         ("red-dog/bet", {"bet": True}, 422, "invalid-request"),
         ("red-dog/bet", {"bet": 100, "extra": 1}, 422, "invalid-request"),
         ("red-dog/bet", [100], 422, "invalid-request"),
-        ("red-dog/see", None, 422, "invalid-request"),  # no round open
+        ("red-dog/see", None, 409, "round-not-open"),  # no round open
         ("red-dog/repeat", None, 422, "invalid-request"),  # nothing to repeat
         ("video-poker/deal", {"coin_value": 7, "coins": 1, "lines": 4}, 422, None),
         ("video-poker/deal", {"coin_value": 10, "coins": 6, "lines": 4}, 422, "invalid-request"),
@@ -174,7 +174,7 @@ def test_refused_game_requests_are_typed_and_change_nothing(api: Api) -> None:
         ("video-poker/pick", {"index": 0}, 409, "action-out-of-phase"),
         ("video-poker/draw", {"holds": [0, 0]}, 422, None),
         ("red-dog/bet", {"bet": 100}, 409, "session-busy"),
-        ("red-dog/raise", {"amount": 100}, 422, None),
+        ("red-dog/raise", {"amount": 100}, 409, "decision-not-for-this-game"),
     ]:
         doc = refused(api, "POST", f"{base}/{action}", token, body)
         assert doc["status"] == status, (action, body, doc)

@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from api.auth import Credentials
 from audit_cli.main import main as audit_cli
+from audit_cli.rounds import player_history
 from audit_cli.rows import read_rows
 from audit_cli.verify import verify
 from ledger.accounts import account_id_for
@@ -62,9 +63,9 @@ def played(store: Store) -> dict[str, Any]:
     first = app.open_session("buy-1", PLAYER, 20_000)["session_id"]
     early = win_a_round(app, first, "a")
     late = win_a_round(app, first, "b")
-    app.void_round("void-early", early["code"], "display fault", "INC-1")  # session open
+    void_early = app.void_round("void-early", early["code"], "display fault", "INC-1")  # open
     app.close_session("close-1", first)
-    app.void_round("void-late", late["code"], "display fault", "INC-2")  # after the close
+    void_late = app.void_round("void-late", late["code"], "display fault", "INC-2")  # closed
     app.deposit("dep-2", PLAYER, 7_000)
     second = app.open_session("buy-2", PLAYER, 10_000)["session_id"]
     win_a_round(app, second, "c")
@@ -72,7 +73,14 @@ def played(store: Store) -> dict[str, Any]:
     app.withdraw("wd", PLAYER, 3_000)
     still_open = app.open_session("buy-3", PLAYER, 4_000)["session_id"]
     app.red_dog_bet("rd", still_open, 100)
-    return {"app": app, "open_session": still_open, "voided": [early["code"], late["code"]]}
+    return {
+        "app": app,
+        "open_session": still_open,
+        "sessions": [first, second, still_open],
+        "voided": [early["code"], late["code"]],
+        "won": {"early": early, "late": late},
+        "voids": {"early": void_early, "late": void_late},
+    }
 
 
 def rebuilt(store: Store) -> dict[str, int]:
@@ -193,3 +201,174 @@ def test_audit_cli_statement_refuses_a_malformed_date(store: Store, played: Any)
     with pytest.raises(SystemExit) as exit_:
         _cli("statement", PLAYER, "--db", store.db, "--from", "1st of May")
     assert exit_.value.code == 2
+
+
+# -- voids in every history: the totals add up to the balance change --------------------
+
+
+def player_money(app: Casino, open_session: str) -> int:
+    return app.account_balance(PLAYER) + app.get_session(open_session).balance
+
+
+def banked(app: Casino) -> int:
+    """Deposits less withdrawals: what the player's money would be without any round."""
+    return sum(
+        ln.amount for ln in statements(app).lines(PLAYER) if ln.kind in ("deposit", "withdrawal")
+    )
+
+
+def test_a_void_result_says_what_it_refunded_reversed_and_where_it_landed(
+    played: dict[str, Any],
+) -> None:
+    app: Casino = played["app"]
+    won, voids = played["won"], played["voids"]
+    lines = statements(app).lines(PLAYER)
+    for name, landed_on in (("early", "session"), ("late", "account")):
+        v = voids[name]
+        assert v["refunded"] == won[name]["staked"] > 0 and not v["already_voided"]
+        assert v["reversed_win"] == won[name]["payout"] > 0
+        assert v["landed_on"] == landed_on
+        # The balance it landed on is the one the statement shows after the reversal.
+        [reversal] = [ln for ln in lines if ln.kind == "reversal" and ln.round_code == v["code"]]
+        assert reversal.ledger == landed_on
+        landed = reversal.session_balance if landed_on == "session" else reversal.account_balance
+        assert v["landed_balance"] == landed
+    again = app.void_round("void-again", won["late"]["code"], "display fault", "INC-2b")
+    assert again["already_voided"] and again["landed_on"] == "account"
+    assert (again["refunded"], again["reversed_win"]) == (
+        voids["late"]["refunded"],
+        voids["late"]["reversed_win"],
+    )
+
+
+def test_every_history_shows_the_voids_and_its_totals_add_up_to_the_balance_change(
+    store: Store, client: Any, played: dict[str, Any]
+) -> None:
+    app: Casino = played["app"]
+    change = player_money(app, played["open_session"]) - banked(app)
+    won = played["won"]
+
+    live = app.history.account_history(PLAYER)
+    rebuilt = player_history(store.db, PLAYER)
+    auth = {"Authorization": f"Bearer {OPERATOR}"}
+    over_http = client.get(f"/v1/accounts/{PLAYER}/history", headers=auth).json()
+    code, text = _cli("history", PLAYER, "--db", store.db, "--json")
+    from_cli = json.loads(text)
+    assert code == 0
+
+    for rows in (live, rebuilt, over_http["games"], from_cli):
+        assert sum(r["net"] for r in rows) == change, rows
+        by_code = {r["code"]: r for r in rows}
+        for name, landed_on in (("early", "session"), ("late", "account")):
+            r = by_code[won[name]["code"]]
+            assert (r["status"], r["outcome"], r["landed_on"]) == ("voided", "voided", landed_on)
+            assert (r["stakes"], r["wins"]) == (won[name]["staked"], 0)
+            assert (r["refunded"], r["reversed_win"]) == (won[name]["staked"], won[name]["payout"])
+            assert r["net"] == 0
+        for r in rows:
+            assert r["net"] == r["wins"] - r["stakes"] + r["refunded"]
+    totals = over_http["totals"]
+    assert totals["net"] == change
+    assert totals["refunded"] == sum(won[n]["staked"] for n in won)
+    assert totals["reversed_win"] == sum(won[n]["payout"] for n in won)
+    _, table = _cli("history", PLAYER, "--db", store.db)
+    [total_line] = [ln for ln in table.splitlines() if ln.lstrip("│ ").startswith("total ")]
+    cells = [c.strip() for c in total_line.split("│")[1:-1]]
+    assert cells[3:8] == [
+        str(totals[k]) for k in ("stakes", "wins", "refunded", "reversed_win")
+    ] + [str(change)]
+
+
+def test_each_sessions_history_adds_up_to_what_it_returned_or_holds(
+    client: Any, played: dict[str, Any]
+) -> None:
+    app: Casino = played["app"]
+    creds = Credentials(OPERATOR, AUDITOR, b"s" * 32, "test", "test")
+    lines = statements(app).lines(PLAYER)
+    for sid in played["sessions"]:
+        buy_in = next(-ln.amount for ln in lines if ln.kind == "buy-in" and ln.session_id == sid)
+        returned = [
+            ln.amount for ln in lines if ln.kind == "session-return" and ln.session_id == sid
+        ]
+        now = returned[0] if returned else app.get_session(sid).balance
+        rows = app.history.last_games(sid, 1000)
+        # A void after the close moved the account, not the session: the session kept
+        # that round's stakes and credited win (refund and reversal went to the account).
+        in_session = sum(
+            r["reversed_win"] - r["stakes"] if r["landed_on"] == "account" else r["net"]
+            for r in rows
+        )
+        assert buy_in + in_session == now, sid
+        recent = client.get(
+            f"/v1/sessions/{sid}/history",
+            headers={"Authorization": f"Bearer {creds.session_token(sid)}"},
+        )
+        assert recent.status_code == 200, recent.text
+        doc = recent.json()
+        assert doc["games"] == [as_http(r) for r in rows[:10]]
+        assert doc["totals"]["net"] == sum(r["net"] for r in rows[:10])
+
+
+def as_http(row: dict[str, Any]) -> dict[str, Any]:
+    """A history row as HTTP shows it (the summary's fields)."""
+    from api.schemas import GameSummary
+
+    return GameSummary.model_validate(row).model_dump()
+
+
+def test_a_void_over_http_carries_its_refund_and_the_balance_it_landed_on(
+    client: Any, played: dict[str, Any]
+) -> None:
+    app: Casino = played["app"]
+    sid = played["open_session"]
+    rnd = app.open_round(sid)
+    assert rnd is not None
+    before = app.get_session(sid).balance
+    auth = {"Authorization": f"Bearer {OPERATOR}", "Idempotency-Key": "http-void"}
+    got = client.post(
+        f"/v1/rounds/{rnd.code}/void", json={"reason": "fault", "incident_id": "I-9"}, headers=auth
+    )
+    assert got.status_code == 200, got.text
+    doc = got.json()
+    assert (doc["refunded"], doc["reversed_win"], doc["landed_on"]) == (rnd.staked, 0, "session")
+    assert doc["landed_balance"] == before + rnd.staked == app.get_session(sid).balance
+    change = player_money(app, sid) - banked(app)
+    rows = app.history.account_history(PLAYER)
+    assert sum(r["net"] for r in rows) == change
+
+
+def test_audit_cli_void_prints_the_refund_the_reversal_and_the_balance_it_landed_on(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ledger.settings import Settings
+
+    monkeypatch.setenv("CROUPIER_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("CROUPIER_DATABASE_URL", raising=False)
+    app = bootstrap(Settings(data_dir=tmp_path), seed_source=CountingSeeds())
+    try:
+        app.open_account("open", PLAYER, "EUR")
+        app.deposit("dep", PLAYER, 50_000)
+        sid = app.open_session("buy", PLAYER, 20_000)["session_id"]
+        won = win_a_round(app, sid, "w")
+        app.close_session("close", sid)
+        account = app.account_balance(PLAYER)
+    finally:
+        app.close()
+
+    args = ["void", won["code"], "--reason", "display fault", "--incident", "INC-3"]
+    code, text = _cli(*args, "--json")
+    doc = json.loads(text)
+    assert code == 0 and not doc["already_voided"]
+    assert (doc["refunded"], doc["reversed_win"]) == (won["staked"], won["payout"])
+    assert doc["landed_on"] == "account"
+    assert doc["landed_balance"] == account + won["staked"] - won["payout"]
+
+    code, text = _cli(*args, "--request-id", "again")
+    assert code == 0
+    assert (
+        text.split()
+        == (
+            f"round {won['code']} was already voided: refunded {won['staked']}, reversed win"
+            f" {won['payout']}, account balance now {doc['landed_balance']}, seed {doc['seed']}"
+        ).split()
+    )

@@ -27,8 +27,9 @@ from games.video_poker.engine import InvalidCoins, InvalidCoinValue, InvalidHold
 from games.video_poker.variants import VARIANTS
 from ledger.casino import Casino
 from ledger.errors import (
+    DecisionNotForThisGame,
     InsufficientFunds,
-    InvalidRequest,
+    RoundNotOpen,
     SessionBusy,
     SessionClosed,
     SessionNotFound,
@@ -249,8 +250,8 @@ def test_a_draw_or_double_after_a_losing_round_settled_is_refused(
     assert lost["status"] == "settled" and lost["payout"] == 0
 
     for decision in ALL_DECISIONS:
-        err = assert_refused(store, InvalidRequest, app.vp_act, f"again-{decision}", sid, decision)
-        assert err.code == "invalid-request"
+        err = assert_refused(store, RoundNotOpen, app.vp_act, f"again-{decision}", sid, decision)
+        assert err.code == "round-not-open"
 
     assert app.session_balance(sid) == lost["balance"]
 
@@ -370,13 +371,15 @@ def test_the_multi_hand_game_offers_no_double_up(seeded: Seeded, store: Store) -
     sid = open_session(app)
     dealt = app.vp_deal("deal", sid, "jb-multi", 10, 1, 3)
     won = app.vp_act("draw", sid, ["draw", [0, 1, 2, 3, 4]])  # keep the paying deal
-    assert won["view"]["phase"] == "win-pending", dealt["view"]
+    # Nothing to choose after a win: the draw settles it (no collect step).
+    assert won["view"]["phase"] == "settled" and won["status"] == "settled", dealt["view"]
+    assert won["payout"] == won["view"]["win"] > 0
+    assert app.session_balance(sid) == won["balance"]
 
-    for decision in (["double"], ["half-double"]):
-        err = assert_refused(store, DoubleUpNotOffered, app.vp_act, f"{decision}", sid, decision)
-        assert err.code == "double-up-not-offered"
-
-    assert app.vp_act("collect", sid, ["collect"])["payout"] == won["view"]["win"]
+    for decision in (["double"], ["half-double"], ["collect"]):
+        err = assert_refused(store, RoundNotOpen, app.vp_act, f"{decision}", sid, decision)
+        assert err.code == "round-not-open"
+    assert app.session_balance(sid) == won["balance"]
 
 
 # -- no round, or another game's round ------------------------------------------------------
@@ -387,8 +390,9 @@ def test_a_video_poker_decision_with_no_open_round_is_refused(seeded: Seeded, st
     sid = open_session(app)
 
     for decision in ALL_DECISIONS:
-        err = assert_refused(store, InvalidRequest, app.vp_act, f"act-{decision}", sid, decision)
-        assert err.code == "invalid-request" and err.ids == {"session_id": sid}
+        err = assert_refused(store, RoundNotOpen, app.vp_act, f"act-{decision}", sid, decision)
+        assert err.code == "round-not-open" and err.ids == {"session_id": sid}
+        assert err.message == f"no round is open in session {sid}"
 
 
 def test_a_video_poker_action_on_an_open_red_dog_round_is_refused(
@@ -400,8 +404,12 @@ def test_a_video_poker_action_on_an_open_red_dog_round_is_refused(
     assert bet["status"] == "open"
 
     for decision in ALL_DECISIONS:
-        err = assert_refused(store, InvalidDecision, app.vp_act, f"act-{decision}", sid, decision)
-        assert err.code == "invalid-decision"
+        err = assert_refused(
+            store, DecisionNotForThisGame, app.vp_act, f"act-{decision}", sid, decision
+        )
+        assert err.code == "decision-not-for-this-game"
+        assert err.ids == {"session_id": sid, "game_code": bet["code"]}
+        assert f"the open round {bet['code']} is red-dog" in err.message
     assert_refused(store, SessionBusy, app.vp_deal, "deal", sid, *SMALL)
 
     rnd = app.open_round(sid)

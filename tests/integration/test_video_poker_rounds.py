@@ -65,6 +65,8 @@ BETS: list[Bet] = [
     ("jb-multi", 200, 2, 1),
 ]
 SMALL_4LINE: Bet = ("jb-4line", 10, 1, 4)
+BETS_4LINE = [b for b in BETS if b[0] == "jb-4line"]
+BETS_MULTI = [b for b in BETS if b[0] == "jb-multi"]
 # seed 000, double-up: lower loses the staked amount, equal pushes, higher doubles it.
 RELATIONS = {"higher": operator.gt, "lower": operator.lt, "equal": operator.eq}
 
@@ -222,7 +224,7 @@ def test_the_total_stake_is_coin_value_times_coins_times_lines_debited_once_at_t
     assert match and match.group(1) == {"jb-4line": "JB4", "jb-multi": "JBM"}[bet[0]]
 
 
-@pytest.mark.parametrize("bet", BETS, ids=lambda b: "-".join(map(str, b)))
+@pytest.mark.parametrize("bet", BETS_4LINE, ids=lambda b: "-".join(map(str, b)))
 def test_each_line_is_paid_on_the_paytable_column_and_the_credited_win_is_their_sum(
     seeded: Seeded, store: Store, bet: Bet
 ) -> None:
@@ -252,6 +254,38 @@ def test_each_line_is_paid_on_the_paytable_column_and_the_credited_win_is_their_
     assert collected["status"] == "settled" and collected["payout"] == total
     assert collected["outcome"] == "win"
     assert app.session_balance(sid) == BUY_IN - stake_of(bet) + total == collected["balance"]
+    assert money_moves(store, dealt["code"]) == [
+        ("stake-debited", stake_of(bet)),
+        ("win-credited", total),
+    ]
+    assert_round_checks(store, dealt["code"])
+
+
+@pytest.mark.parametrize("bet", BETS_MULTI, ids=lambda b: "-".join(map(str, b)))
+def test_a_multi_hand_win_is_settled_and_credited_by_the_draw_without_a_collect(
+    seeded: Seeded, store: Store, bet: Bet
+) -> None:
+    # Seed 004 offers no double-up, so after a win there is nothing to choose: the draw
+    # settles the round and credits the sum of the lines (jb-multi rules version 2).
+    _, coin_value, coins, lines = bet
+    app = seeded(seed_where(pays_unevenly, bet))
+    sid = open_session(app)
+    dealt = deal(app, sid, bet)
+
+    drawn = app.vp_act("draw", sid, ["draw", dealt["view"]["recommended"]])
+
+    view = drawn["view"]
+    assert len(view["lines"]) == lines
+    for line in view["lines"]:
+        rank = evaluate([Card.parse(c) for c in line["cards"]]).value
+        assert line["win"] == PAYTABLE[rank][coins - 1] * coin_value
+    total = sum(line["win"] for line in view["lines"])
+    assert total > 0 and view["line_win"] == view["win"] == total
+    assert drawn["status"] == "settled" and view["phase"] == "settled"
+    assert drawn["payout"] == total and drawn["outcome"] == "win" and drawn["seed"]
+    assert app.session_balance(sid) == BUY_IN - stake_of(bet) + total == drawn["balance"]
+    assert app.open_round(sid) is None
+    assert acted(store, dealt["code"]) == [(["draw", dealt["view"]["recommended"]], False)]
     assert money_moves(store, dealt["code"]) == [
         ("stake-debited", stake_of(bet)),
         ("win-credited", total),
@@ -478,7 +512,9 @@ def test_closing_a_session_draws_an_abandoned_deal_with_the_recommended_holds_an
 
     closed = app.close_session("close", sid)
 
-    assert acted(store, dealt["code"]) == [(["draw", recommended], True), (["collect"], True)]
+    # jb-4line's win waits for collect (double-up is on offer); jb-multi's draw settles it.
+    collect = [(["collect"], True)] if bet[0] == "jb-4line" else []
+    assert acted(store, dealt["code"]) == [(["draw", recommended], True), *collect]
     win = drawn_with_recommended(bet, seed).win
     rnd = app.find_round(dealt["code"])
     assert rnd.status == "settled" and rnd.payout == win > 0

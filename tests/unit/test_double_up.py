@@ -37,7 +37,7 @@ from games.video_poker.engine import (
     double_label,
     draw,
 )
-from games.video_poker.variants import JB_4LINE, JB_MULTI, Variant
+from games.video_poker.variants import JB_4LINE, JB_MULTI, RETIRED, Variant
 
 COIN = 10
 
@@ -221,8 +221,11 @@ def test_a_win_that_grows_past_the_limit_can_only_be_collected() -> None:
 
 
 def test_the_multi_hand_game_has_no_double_up_by_default() -> None:
+    # jb-multi rules version 1 (retired: its recorded rounds still replay) waited for a
+    # collect after a win; double-up was refused there as it is now.
+    multi_v1 = RETIRED[("jb-multi", "1")]
     for seed in map(seed_of, range(50)):
-        state = deal(JB_MULTI, COIN, 1, 3, seed)
+        state = deal(multi_v1, COIN, 1, 3, seed)
         drawn = draw(state, state.recommended, seed)
         if drawn.phase is Phase.WIN_PENDING:
             break
@@ -231,6 +234,26 @@ def test_the_multi_hand_game_has_no_double_up_by_default() -> None:
     with pytest.raises(DoubleUpNotOffered, match="no double-up"):
         double(drawn, seed)
     assert collect(drawn).phase is Phase.SETTLED
+
+
+def test_a_multi_hand_win_settles_at_the_draw_and_a_4line_win_waits_for_collect() -> None:
+    found = set()
+    for seed in map(seed_of, range(80)):
+        for variant, lines in ((JB_MULTI, 3), (JB_4LINE, 4)):
+            state = deal(variant, COIN, 1, lines, seed)
+            drawn = draw(state, state.recommended, seed)
+            if drawn.win == 0:
+                assert drawn.phase is Phase.SETTLED
+                continue
+            found.add(variant.id)
+            if variant is JB_MULTI:
+                assert drawn.phase is Phase.SETTLED  # nothing to choose: no double-up
+                with pytest.raises(ActionOutOfPhase, match="cannot collect in phase 'settled'"):
+                    collect(drawn)
+            else:
+                assert drawn.phase is Phase.WIN_PENDING
+                assert collect(drawn).phase is Phase.SETTLED
+    assert found == {"jb-multi", "jb-4line"}
 
 
 # --- half double arithmetic --------------------------------------------------------------
