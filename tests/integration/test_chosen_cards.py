@@ -93,8 +93,17 @@ def test_a_chosen_card_round_is_never_certified_but_is_still_checked_against_its
 def test_a_chosen_jb_4line_deal_and_line_deck_give_a_royal_on_that_line_only(
     with_cards: WithCards, store: Store
 ) -> None:
-    # Four to a royal dealt; line 2 (index 1) draws the ten of hearts first.
-    app = with_cards({DEAL_LABEL: "Ah Kh Qh Jh 2c", line_label(1): "Th"})
+    # Four to a royal dealt; line 2 (index 1) draws the ten of hearts first. The other
+    # lines' first cards are chosen too: left to their seeds, one draws Th 1 time in 47.
+    app = with_cards(
+        {
+            DEAL_LABEL: "Ah Kh Qh Jh 2c",
+            line_label(0): "2d",
+            line_label(1): "Th",
+            line_label(2): "3d",
+            line_label(3): "4d",
+        }
+    )
     sid = open_session(app)
     dealt = app.vp_deal("deal", sid, "jb-4line", 10, 5, 4)
     assert dealt["view"]["dealt"] == ["Ah", "Kh", "Qh", "Jh", "2c"]
@@ -110,7 +119,10 @@ def test_a_chosen_jb_4line_deal_and_line_deck_give_a_royal_on_that_line_only(
     assert all(ln["rank"] != HandRank.ROYAL_FLUSH.value for ln in others)
     assert started_event(store, done["code"])[CHOSEN] == {
         DEAL_LABEL: ["Ah", "Kh", "Qh", "Jh", "2c"],
+        line_label(0): ["2d"],
         line_label(1): ["Th"],
+        line_label(2): ["3d"],
+        line_label(3): ["4d"],
     }
 
 
