@@ -28,6 +28,9 @@ from ledger.red_dog import RedDogTable
 from ledger.rounds import new_seed
 from ledger.sessions import Sessions
 from ledger.settings import Settings
+from ledger.tables import Tables, last_position, seat_index
+from ledger.tables import handlers as table_handlers
+from ledger.tables.base import ShoeMaker
 from ledger.video_poker import VideoPokerMachine
 
 
@@ -44,6 +47,7 @@ def bootstrap(
     games: Mapping[str, GameAdapter[Any, Any, Any]] | None = None,
     extra_handlers: Callable[[Rounds], Mapping[type[c.Command], Handler]] | None = None,
     application: type[Casino] = Casino,
+    shoe_maker: ShoeMaker | None = None,
 ) -> Casino:
     """A ready Casino. ``games`` adds adapters (name -> adapter) beside the built-in ones;
     ``extra_handlers`` adds the handlers of commands of such games (tests register a toy
@@ -77,6 +81,15 @@ def bootstrap(
         c.StartRound: any_game.start,
         c.Decide: any_game.decide,
     }
+    tables = Tables(
+        app.keyring,
+        clock,
+        seed_source,
+        seat_index(app),
+        last_position(app),
+        **({} if shoe_maker is None else {"shoe_maker": shoe_maker}),
+    )
+    handlers.update(table_handlers(tables))
     if extra_handlers is not None:
         handlers.update(extra_handlers(rounds))
     app.handlers.update(handlers)
