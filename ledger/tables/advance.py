@@ -26,7 +26,7 @@ from games.blackjack import (
     play_dealer,
     settle_seats,
 )
-from games.blackjack.decisions import Action
+from games.blackjack.decisions import Action, AutoReason
 from ledger.rounds import commitment, seal_seed
 from ledger.tables import commands as tc
 from ledger.tables.base import NotDue, Result, Stale, TableBase, iso, parse_time
@@ -49,7 +49,11 @@ def game_code(now: datetime) -> str:
 
 
 def _automatic(actions: tuple[tuple[str, Action], ...]) -> list[list[str]]:
-    return [[sid, a.kind.value, a.reason.value] for sid, a in actions if a.reason is not None]
+    """The actions the runner applied at the close (seed 002 timeouts); a player's
+    unfunded double or split replaced by its fallback is on the seat's own event."""
+    return [
+        [sid, a.kind.value, a.reason.value] for sid, a in actions if a.reason is AutoReason.TIMEOUT
+    ]
 
 
 class Runner(TableBase):
