@@ -25,6 +25,7 @@ from ledger.casino import Casino
 from ledger.errors import IdempotencyConflict
 from ledger.tables.base import NotDue, Stale, iso, parse_time
 from ledger.tables.commands import AdvanceTable
+from ledger.tables.seat import OPEN, TableSeat
 from ledger.tables.table import Table, table_id_for
 from ledger.tables.table_round import TableRound
 
@@ -64,13 +65,22 @@ class TableRunner:
         if rnd.phase == "dealer":
             return f"{key}:dealer", AdvanceTable(self.table, rnd.number, "dealer", 0, at)
         if rnd.phase == "settling":
+            b = self._batch_due(rnd)
+            if b is not None:
+                cmd = AdvanceTable(self.table, rnd.number, "settle-batch", b, at)
+                return f"{rnd.number}:settle-batch:{b}", cmd
             return f"{key}:settle", AdvanceTable(self.table, rnd.number, "settle", 0, at)
         return None
 
-    def _settle(self, now: datetime, rnd_number: int, seats: int, batch: int) -> None:
-        for b in range(-(-seats // batch)):
-            cmd = AdvanceTable(self.table, rnd_number, "settle-batch", b, iso(now))
-            self._send(f"{rnd_number}:settle-batch:{b}", cmd)
+    def _batch_due(self, rnd: TableRound) -> int | None:
+        """The first settlement batch not yet settled. A batch settles in one transaction,
+        so its first seat tells whether the whole batch is done."""
+        size = int(rnd.config["settle_batch"])
+        for b in range(-(-len(rnd.seats) // size)):
+            first = self.app.find(TableSeat, UUID(rnd.seats[b * size]))
+            if first is not None and first.status == OPEN:
+                return b
+        return None
 
     def _send(self, request_id: str, cmd: AdvanceTable) -> bool:
         """True if the action was applied (or had been, by this or another runner)."""
@@ -80,21 +90,18 @@ class TableRunner:
             return False
         return True
 
-    def tick(self, now: datetime | None = None) -> list[str]:
-        """Send every action due at ``now`` (default: the runner's clock); return them."""
+    def tick(self, now: datetime | None = None, max_actions: int = MAX_ACTIONS) -> list[str]:
+        """Send every action due at ``now`` (default: the runner's clock), at most
+        ``max_actions``; return their request ids."""
         if now is None:
             assert self.clock is not None, "a runner without a clock needs now"
             now = self.clock()
         done: list[str] = []
-        for _ in range(MAX_ACTIONS):
+        while len(done) < max_actions:
             nxt = self._next(now)
             if nxt is None:
                 break
             request_id, cmd = nxt
-            if cmd.action == "settle":
-                rnd = self._round()
-                if rnd is not None:
-                    self._settle(now, rnd.number, len(rnd.seats), int(rnd.config["settle_batch"]))
             if not self._send(request_id, cmd):
                 break
             done.append(request_id)
