@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from games.blackjack import Rules, Shoe, shoe_from_seed
+from games.blackjack import Rules, SeatPlan, Shoe, shoe_from_seed
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.tables import commands as tc
@@ -89,3 +89,34 @@ class Live:
 
     def tick(self, ms: int = 0) -> list[str]:
         return self.runner.tick(self.clock.advance(ms))
+
+
+def plans_of(app: Casino, rnd: Any) -> list[SeatPlan]:
+    """Every dealt seat's recorded inputs (bets, insurance, decisions, unfunded steps), as
+    the pure engine's replay takes them; a decision the runner overrode is left out."""
+    from uuid import UUID
+
+    from ledger.tables.seat import TableSeat
+
+    plans = []
+    for sid in rnd.seats:
+        seat = app.find(TableSeat, UUID(sid))
+        assert seat is not None
+        bets = seat.bets()
+        decisions: dict[int, str] = {}
+        unfunded: set[int] = set()
+        insurance = None
+        for step, (kind, requested, reason) in seat.decisions.items():
+            k = int(step)
+            if sid in {a[0] for a in rnd.automatic.get(step, [])}:
+                continue
+            asked = requested or kind
+            if reason is not None:
+                unfunded.add(k)
+            if k == 0:
+                insurance = asked == "insure"
+            else:
+                decisions[k] = asked
+        sides = {b: a for b, a in bets.items() if b != "main"}
+        plans.append(SeatPlan(sid, bets["main"], sides, insurance, decisions, frozenset(unfunded)))
+    return plans
