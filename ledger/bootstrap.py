@@ -28,7 +28,7 @@ from ledger.red_dog import RedDogTable
 from ledger.rounds import new_seed
 from ledger.sessions import Sessions
 from ledger.settings import Settings
-from ledger.tables import Tables, last_position, seat_index
+from ledger.tables import Tables, guard_close, last_position, seat_index
 from ledger.tables import handlers as table_handlers
 from ledger.tables.base import ShoeMaker
 from ledger.video_poker import VideoPokerMachine
@@ -51,7 +51,9 @@ def bootstrap(
 ) -> Casino:
     """A ready Casino. ``games`` adds adapters (name -> adapter) beside the built-in ones;
     ``extra_handlers`` adds the handlers of commands of such games (tests register a toy
-    game this way)."""
+    game this way). ``shoe_maker`` turns a live table's shoe seed into its cards (the
+    tests deal chosen cards with it; by default :func:`games.blackjack.shoe_from_seed`).
+    The live blackjack tables' handlers (:mod:`ledger.tables`) are composed here too."""
     app = application(settings, keyring)
     adapters = {**registry.adapters(), **(games or {})}
     red_dog, video_poker = adapters[RED_DOG], adapters[VIDEO_POKER]
@@ -90,6 +92,7 @@ def bootstrap(
         **({} if shoe_maker is None else {"shoe_maker": shoe_maker}),
     )
     handlers.update(table_handlers(tables))
+    handlers[c.CloseSession] = guard_close(sessions.close_session)
     if extra_handlers is not None:
         handlers.update(extra_handlers(rounds))
     app.handlers.update(handlers)

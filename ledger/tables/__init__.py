@@ -16,10 +16,12 @@ from typing import Any
 from uuid import UUID
 
 from ledger import contracts
+from ledger.errors import SessionBusy
 from ledger.tables import commands as tc
-from ledger.tables.advance import Runner
+from ledger.tables.advance import CODE_PREFIX, Runner
 from ledger.tables.betting import Betting
 from ledger.tables.operator import Operator
+from ledger.unit_of_work import UnitOfWork
 
 
 class Tables(Betting, Runner, Operator):
@@ -69,3 +71,21 @@ def handlers(tables: Tables) -> dict[type[Any], Callable[..., dict[str, Any]]]:
         tc.Connect: tables.connect,
         tc.Disconnect: tables.disconnect,
     }
+
+
+def guard_close(inner: Callable[[UnitOfWork, Any], dict[str, Any]]) -> Callable[..., Any]:
+    """Closing a session seated in a live round is refused (``session-busy``): the round
+    finishes by itself (the runner decides for absent players, seed 002) and settles into
+    the session; the operator closes it after. Other sessions close as before."""
+
+    def close(uow: UnitOfWork, cmd: Any) -> dict[str, Any]:
+        session = uow.session(cmd.session_id)
+        if session.open_round is not None and session.open_round.startswith(CODE_PREFIX + "-"):
+            raise SessionBusy(
+                "the session is seated in a live blackjack round; it settles by itself",
+                session_id=session.id,
+                game_code=session.open_round,
+            )
+        return inner(uow, cmd)
+
+    return close

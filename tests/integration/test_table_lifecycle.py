@@ -181,3 +181,20 @@ def test_repeat_double_all_side_bets_and_undo(store: Store) -> None:
     out = cmd("u2", tc.UndoBet(ann, "T1", everything=True))
     assert out["bets"] == {} and live.app.session_balance(ann) == before + 2_000 + 500 + 200
     books_balance(store)
+
+
+def test_a_session_seated_in_a_live_round_cannot_close_until_it_settles(store: Store) -> None:
+    from ledger.errors import SessionBusy
+    from tests.helpers import assert_refused
+
+    live = Live(store, SHOE)
+    ann = live.player("ann")
+    live.tick()
+    live.bet(ann, "main", 1_000)
+    assert_refused(store, SessionBusy, live.app.close_session, "close-1", ann)
+    live.tick(10_000)
+    live.tick(5_000)
+    live.tick(5_000)
+    assert round_of(live, 1).phase == "settled"
+    closed = live.app.close_session("close-2", ann)
+    assert closed["final_balance"] == live.app.account_balance("ann") - 980_000
