@@ -10,6 +10,7 @@ the runner, when it closes a window, reads the next card from the shoe.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from games.blackjack import (
@@ -99,16 +100,28 @@ def _is_bj(up: Card, hole: Card) -> bool:
     return Rank.ACE in values and bool(values & tens)
 
 
-def _decide(shared: SharedRound, seat: Seat, recorded: list[object] | None) -> Seat:
+Observer = Callable[[SharedRound, Seat, str], None]
+"""Called with the state a player decided in and what they asked for (statistics)."""
+
+
+def _decide(
+    shared: SharedRound, seat: Seat, recorded: list[object] | None, observe: Observer | None
+) -> Seat:
     if recorded is None:
         return seat
     kind, requested, reason = recorded
     asked = str(requested if requested is not None else kind)
+    if observe is not None:
+        observe(shared, seat, asked)
     return decide(shared, seat, asked, funded=reason is None)
 
 
 def seat_of(
-    rnd: TableRound, rules: Rules, record: TableSeat, cashout: CashoutOffers | None = None
+    rnd: TableRound,
+    rules: Rules,
+    record: TableSeat,
+    cashout: CashoutOffers | None = None,
+    observe: Observer | None = None,
 ) -> Seat:
     """One seat's engine state now: its bets, the deal, its decisions step by step."""
     base = open_round(rules, rnd.start, cashout)
@@ -122,17 +135,18 @@ def seat_of(
     seat = deal_seat(dealt, seat)
     if dealt.phase is Phase.INSURANCE:
         if sid not in automatic_at(rnd, 0):
-            seat = _decide(dealt, seat, record.decisions.get("0"))
+            seat = _decide(dealt, seat, record.decisions.get("0"), observe)
         if "0" not in rnd.automatic:
             return seat
         seat = close_insurance_seat(seat, rules.insurance_stake(seat.main) > 0)
     for k in closed_steps(rnd):
         shared_k = _step_state(dealt, rnd, k)
         if sid not in automatic_at(rnd, k):
-            seat = _decide(shared_k, seat, record.decisions.get(str(k)))
+            seat = _decide(shared_k, seat, record.decisions.get(str(k)), observe)
         seat = close_seat(shared_k, seat)
         step_card = card(rnd.step_cards[k - 1]) if k - 1 < len(rnd.step_cards) else None
         seat = give_card(seat, step_card)
     if rnd.phase == "step":
-        seat = _decide(shared_of(rnd, rules, cashout), seat, record.decisions.get(str(rnd.step)))
+        shared = shared_of(rnd, rules, cashout)
+        seat = _decide(shared, seat, record.decisions.get(str(rnd.step)), observe)
     return seat

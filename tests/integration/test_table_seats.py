@@ -11,6 +11,7 @@ from games.blackjack import SeatPlan, Shoe, play_round
 from ledger.tables import Tables
 from ledger.tables import commands as tc
 from ledger.tables.seat import TableSeat, seat_id_for
+from ledger.tables.statistics import decision_statistics
 from ledger.tables.table import Table, rules_of, table_id_for
 from ledger.tables.table_round import TableRound, table_round_id_for
 from tests.conftest import Store
@@ -90,6 +91,24 @@ PLANS: dict[str, dict[str, Any]] = {
 }
 
 
+def assert_step_one_statistics(rows: list[dict[str, Any]]) -> None:
+    eights = [r for r in rows if r["situation"]["cards"] == [8, 8]]
+    assert len(eights) == 1
+    assert eights[0]["situation"] == {
+        "window": "step",
+        "cards": [8, 8],
+        "total": 16,
+        "soft": False,
+        "pair": True,
+        "n_cards": 2,
+        "up": 11,
+        "options": ["hit", "stand", "double", "split", "cash-out"],
+    }
+    # ann and gus split, bob and hal double (gus and hal unfunded: asked, then replaced),
+    # cat hits, dan cashes out; eve let the timer run (not a choice)
+    assert eights[0]["counts"] == {"split": 2, "double": 2, "hit": 1, "cash-out": 1}
+
+
 def test_seats_deciding_differently_match_the_engine_card_by_card(store: Store) -> None:
     live = Live(store, SHOE)
     sessions = {name: live.player(name, p["buy_in"]) for name, p in PLANS.items()}
@@ -121,6 +140,8 @@ def test_seats_deciding_differently_match_the_engine_card_by_card(store: Store) 
                 sent[name][k] = wanted
                 if out["automatic"]:
                     unfunded[name].add(k)
+        if k == 1:  # live, within the open step: what the others chose in this situation
+            assert_step_one_statistics(decision_statistics(live.app, "T1", 1, 1))
         live.tick(5_000)
         rnd = first_round(live)
     played = first_round(live)
@@ -161,5 +182,6 @@ def test_seats_deciding_differently_match_the_engine_card_by_card(store: Store) 
     eve = str(seat_id_for(played.id, sessions["eve"]))
     assert [eve, "no-insurance", "timeout"] in played.automatic["0"]
     assert [eve, "stand", "timeout"] in played.automatic["1"]  # 16 > 11: stand (seed 002)
+    assert_step_one_statistics(decision_statistics(live.app, "T1", step=1))  # history
     report = verify(read_rows(store.db), store.keyring.public_keys, jobs=1)
     assert report.ok, report.findings
