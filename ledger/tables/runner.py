@@ -112,3 +112,18 @@ class TableRunner:
         if table is None or table.round_id is None:
             return None
         return self.app.find(TableRound, UUID(table.round_id))
+
+
+def run_forever(
+    runner: TableRunner,
+    interval: float,
+    stop: Callable[[], bool],
+    sleep: Callable[[float], None],
+) -> int:
+    """``croupier table run``: tick every ``interval`` seconds until ``stop()``; return the
+    number of actions taken. (The sleep is injected: tests pass one that does not wait.)"""
+    actions = 0
+    while not stop():
+        actions += len(runner.tick())
+        sleep(interval)
+    return actions
