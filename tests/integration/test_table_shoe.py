@@ -10,7 +10,7 @@ from uuid import UUID
 from audit_cli.rows import read_rows
 from audit_cli.verify import verify
 from games.blackjack import play_round, shoe_from_seed
-from ledger import envelope
+from ledger import contracts, envelope
 from ledger.rounds import unseal_seed
 from ledger.tables import commands as tc
 from ledger.tables.shoe import TableShoe, shoe_id_for
@@ -125,3 +125,64 @@ def test_a_shoe_played_to_the_cut_card_reveals_its_seed_and_every_round_replays(
     assert nxt is not None and nxt.shoe_number == 2 and nxt.start == 0  # the next shoe at once
     report = verify(read_rows(store.db), store.keyring.public_keys, jobs=1)
     assert report.ok, report.findings
+
+
+def test_audit_cli_round_rederives_every_round_of_a_revealed_shoe_and_catches_a_changed_card(
+    sqlite_store: Store,
+) -> None:
+    import re
+
+    from audit_cli.main import main as audit_cli
+    from audit_cli.table_round import check_table_round
+
+    store = sqlite_store
+    live = Live(store, config=ONE_DECK)
+    sessions = {name: live.player(name, 50_000) for name in POLICY}
+    live.tick()
+    codes = []
+    number = 1
+    while True:
+        rnd = play_a_round(live, sessions, number)
+        codes.append(rnd.code)
+        if number == 1:  # mid-shoe: the cards are shown, the seed is not yet revealed
+            live_report = check_table_round(store.db, rnd.code, store.keyring.public_keys)
+            assert live_report.ok and not live_report.rederived
+            assert "shoe live" in live_report.status
+        if rnd.next_start is None:
+            break
+        number += 1
+    for code in codes:
+        report = check_table_round(store.db, code, store.keyring.public_keys)
+        assert report.ok, report.problems
+        assert report.rederived and report.signatures_checked
+    assert audit_cli(["round", codes[0], "--db", store.db, "--json"]) == 0
+    # alter one card in one stored event: the signature no longer covers it
+    conn = store.connect()
+    try:
+        rows = conn.execute(
+            "SELECT rowid, state FROM stored_events WHERE topic = ?",
+            (contracts.TABLE_ROUND_STEP_CLOSED,),
+        ).fetchall()
+        target = next(
+            (rid, bytes(st))
+            for rid, st in rows
+            if re.search(rb'"card": ?"[2-9TJQKA][cdhs]"', bytes(st))
+        )
+        rid, state = target
+        forged = re.sub(
+            rb'("card": ?")([2-9TJQKA])',
+            lambda m: m.group(1) + (b"3" if m.group(2) != b"3" else b"4"),
+            state,
+            count=1,
+        )
+        assert forged != state
+        conn.execute("DROP TRIGGER IF EXISTS stored_events_no_update")  # the attacker's power
+        conn.execute("UPDATE stored_events SET state = ? WHERE rowid = ?", (forged, rid))
+    finally:
+        conn.close()
+    findings = [
+        f
+        for code in codes
+        for f in check_table_round(store.db, code, store.keyring.public_keys).findings
+    ]
+    assert any(f.field == "signature" for f in findings), findings
