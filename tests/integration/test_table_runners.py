@@ -124,3 +124,58 @@ def test_two_runners_on_one_table_never_both_act(store: Store) -> None:
     assert counts[contracts.TABLE_ROUND_SETTLED] == 1
     assert counts[contracts.TABLE_ROUND_OPENED] == 2  # round 1 and round 2, once each
     assert_round_one_matches_the_engine(live, sessions)
+
+
+RUNNER_PROCESS = """
+import sys
+from datetime import datetime
+from ledger.bootstrap import bootstrap
+from ledger.settings import Settings
+from ledger.tables.runner import TableRunner
+
+app = bootstrap(Settings())
+runner = TableRunner(app, "T1")
+for t in sys.argv[1:]:
+    runner.tick(datetime.fromisoformat(t))
+app.close()
+"""
+
+
+def test_two_runner_processes_on_one_table_never_both_act(store: Store) -> None:
+    import os
+    import subprocess
+    import sys
+    from datetime import timedelta
+
+    from ledger.bootstrap import bootstrap
+    from ledger.tables import commands as tc
+    from tests.helpers import open_session
+    from tests.integration.table_helpers import T0, FakeClock
+
+    settings = store.settings()
+    keyring = settings.keyring()  # written to the store's key directory for both processes
+    clock = FakeClock()
+    app = bootstrap(settings, keyring=keyring, clock=clock)
+    store.apps.append(app)
+    app.command("create", tc.CreateTable("T1", "EUR", dict(CONFIG)))
+    TableRunner(app, "T1").tick(T0)
+    sessions = [open_session(app, f"p{i}") for i in range(6)]
+    for i, s in enumerate(sessions):
+        app.command(f"b{i}", tc.PlaceBet(s, "T1", "main", 1_000))
+    times = [(T0 + timedelta(seconds=10 + 5 * k)).isoformat() for k in range(12)]
+    env = {**os.environ, "CROUPIER_DATA_DIR": str(store.data_dir)}
+    if store.database_url is not None:
+        env["CROUPIER_DATABASE_URL"] = store.database_url
+    procs = [
+        subprocess.Popen([sys.executable, "-c", RUNNER_PROCESS, *times], env=env) for _ in range(2)
+    ]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    counts = topics(store)
+    rnd = app.find(TableRound, table_round_id_for("T1", 1))
+    assert rnd is not None and rnd.phase == "settled"
+    assert counts[contracts.TABLE_ROUND_DEALT] == 1
+    assert counts[contracts.TABLE_ROUND_STEP_CLOSED] == len([k for k in rnd.automatic if k != "0"])
+    assert counts[contracts.SEAT_SETTLED] == 6  # no seat settled twice
+    assert counts[contracts.TABLE_ROUND_SETTLED] == 1
+    report = verify(read_rows(store.db), keyring.public_keys, jobs=1)
+    assert report.ok, report.findings
