@@ -128,7 +128,7 @@ def cmd_table_run(args: argparse.Namespace) -> int:
     from ledger.tables.errors import TableExists
     from ledger.tables.runner import TableRunner, run_forever
 
-    app = bootstrap(Settings())
+    app = bootstrap(Settings(), live_tables=True)
     try:
         if args.create:
             with contextlib.suppress(TableExists):

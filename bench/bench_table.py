@@ -143,7 +143,7 @@ def main() -> None:
 
     def sqlite(clock: Clock) -> Casino:
         d = tempfile.mkdtemp()
-        return bootstrap(Settings(data_dir=Path(d)), ring, clock=clock)
+        return bootstrap(Settings(data_dir=Path(d)), ring, clock=clock, live_tables=True)
 
     stores.append(("sqlite", sqlite))
     try:
@@ -156,7 +156,9 @@ def main() -> None:
             schema = "bench_" + uuid.uuid4().hex[:10]
             with psycopg.connect(PG, autocommit=True) as conn:
                 conn.execute(f"CREATE SCHEMA {schema}")
-            return bootstrap(Settings(database_url=f"{PG}?schema={schema}"), ring, clock=clock)
+            return bootstrap(
+                Settings(database_url=f"{PG}?schema={schema}"), ring, clock=clock, live_tables=True
+            )
 
         stores.append(("postgres", postgres))
     except Exception as e:  # no server: SQLite only

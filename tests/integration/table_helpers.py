@@ -70,6 +70,7 @@ class Live:
             clock=self.clock,
             seed_source=ChosenSeeds(*(seed_of(i) for i in range(len(self.shoes.shoes)))),
             shoe_maker=self.shoes,
+            live_tables=True,
         )
         self.store.apps.append(app)
         return app

@@ -133,7 +133,7 @@ from ledger.bootstrap import bootstrap
 from ledger.settings import Settings
 from ledger.tables.runner import TableRunner
 
-app = bootstrap(Settings())
+app = bootstrap(Settings(), live_tables=True)
 runner = TableRunner(app, "T1")
 for t in sys.argv[1:]:
     runner.tick(datetime.fromisoformat(t))
@@ -155,7 +155,7 @@ def test_two_runner_processes_on_one_table_never_both_act(store: Store) -> None:
     settings = store.settings()
     keyring = settings.keyring()  # written to the store's key directory for both processes
     clock = FakeClock()
-    app = bootstrap(settings, keyring=keyring, clock=clock)
+    app = bootstrap(settings, keyring=keyring, clock=clock, live_tables=True)
     store.apps.append(app)
     app.command("create", tc.CreateTable("T1", "EUR", dict(CONFIG)))
     TableRunner(app, "T1").tick(T0)
