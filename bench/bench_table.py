@@ -26,8 +26,8 @@ from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.keys import Keyring
 from ledger.settings import Settings
-from ledger.tables import Tables
 from ledger.tables import commands as tc
+from ledger.tables.compose import Tables
 from ledger.tables.replay import seat_of, shared_of
 from ledger.tables.runner import TableRunner
 from ledger.tables.seat import TableSeat, seat_id_for

@@ -28,9 +28,9 @@ from ledger.red_dog import RedDogTable
 from ledger.rounds import new_seed
 from ledger.sessions import Sessions
 from ledger.settings import Settings
-from ledger.tables import Tables, guard_close, last_position, seat_index
-from ledger.tables import handlers as table_handlers
 from ledger.tables.base import ShoeMaker
+from ledger.tables.compose import Tables, guard_close, last_position, seat_index
+from ledger.tables.compose import handlers as table_handlers
 from ledger.video_poker import VideoPokerMachine
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from ledger.tables import seat_index
+from ledger.tables.compose import seat_index
 from ledger.tables.errors import TableNotFound
 from ledger.tables.replay import seat_of
 from ledger.tables.seat import TableSeat, seat_id_for

@@ -8,8 +8,8 @@ from uuid import UUID
 from audit_cli.rows import read_rows
 from audit_cli.verify import verify
 from games.blackjack import SeatPlan, Shoe, play_round
-from ledger.tables import Tables
 from ledger.tables import commands as tc
+from ledger.tables.compose import Tables
 from ledger.tables.seat import TableSeat, seat_id_for
 from ledger.tables.statistics import decision_statistics
 from ledger.tables.table import Table, rules_of, table_id_for
