@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import secrets
 import sys
@@ -150,6 +151,41 @@ def _cause(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}".replace("\n", " ")
 
 
+def cmd_table_run(args: argparse.Namespace) -> int:
+    """Run the live blackjack table's runner on the configured store (system clock): every
+    window closes on time, rounds follow one another. ``--create CURRENCY`` creates the
+    table with the default configuration first; ``--ticks N`` stops after N ticks."""
+    import time
+
+    from ledger.errors import LedgerError
+    from ledger.tables.commands import CreateTable
+    from ledger.tables.errors import TableExists
+    from ledger.tables.runner import TableRunner, run_forever
+
+    app = bootstrap(Settings(), live_tables=True)
+    try:
+        if args.create:
+            with contextlib.suppress(TableExists):
+                app.command(f"create-table-{args.table}", CreateTable(args.table, args.create, {}))
+        runner = TableRunner(app, args.table, lambda: datetime.now(UTC))
+        ticks = iter(range(args.ticks)) if args.ticks else None
+
+        def stop() -> bool:
+            return ticks is not None and next(ticks, None) is None
+
+        try:
+            done = run_forever(runner, args.interval, stop, time.sleep)
+        except KeyboardInterrupt:
+            done = -1
+        except LedgerError as e:
+            print(f"error: {e.message}", file=sys.stderr)
+            return 1
+        print(json.dumps({"table": args.table, "actions": done}))
+    finally:
+        app.close()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="croupier", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -183,6 +219,14 @@ def main(argv: list[str] | None = None) -> int:
         help="postgresql://owner@host/db?schema=NAME (default CROUPIER_DATABASE_URL)",
     )
     di.set_defaults(func=cmd_db_init)
+    tb = sub.add_parser("table", help="live Infinite Blackjack tables")
+    tsub = tb.add_subparsers(dest="table_command", required=True)
+    tr = tsub.add_parser("run", help="run a table's runner until interrupted")
+    tr.add_argument("table", help="the table id")
+    tr.add_argument("--interval", type=float, default=0.2, help="seconds between ticks")
+    tr.add_argument("--create", metavar="CURRENCY", help="create the table first if missing")
+    tr.add_argument("--ticks", type=int, default=0, help="stop after this many ticks")
+    tr.set_defaults(func=cmd_table_run)
     args = p.parse_args(argv)
     try:
         code: int = args.func(args)

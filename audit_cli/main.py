@@ -201,6 +201,10 @@ def cmd_round(args: argparse.Namespace, out: Console) -> int:
     from audit_cli.rounds import check_round
 
     keys = _load_keys(args) if args.keys else None
+    from audit_cli.table_round import check_table_round, is_table_code, print_report
+
+    if is_table_code(args.code):  # a live blackjack table round (ledger/tables)
+        return print_report(check_table_round(args.db, args.code, keys), out, args.json)
     report = check_round(args.db, args.code, keys)
     if args.json:
         out.print_json(json.dumps(report.to_dict(), default=str))

@@ -30,6 +30,9 @@ from ledger.red_dog import RedDogTable
 from ledger.rounds import new_seed
 from ledger.sessions import Sessions
 from ledger.settings import Settings
+from ledger.tables.base import ShoeMaker
+from ledger.tables.compose import Tables, guard_close, last_position, seat_index
+from ledger.tables.compose import handlers as table_handlers
 from ledger.video_poker import VideoPokerMachine
 
 
@@ -47,11 +50,17 @@ def bootstrap(
     cards: CardSource | None = None,
     extra_handlers: Callable[[Rounds], Mapping[type[c.Command], Handler]] | None = None,
     application: type[Casino] = Casino,
+    live_tables: bool = False,
+    shoe_maker: ShoeMaker | None = None,
 ) -> Casino:
     """A ready Casino. ``games`` adds adapters (name -> adapter) beside the built-in ones;
     ``extra_handlers`` adds the handlers of commands of such games (tests register a toy
     game this way). ``cards`` (tests only) chooses each new round's cards: every round it
-    deals records them, and ``audit-cli round`` reports such a round as not certified."""
+    deals records them, and ``audit-cli round`` reports such a round as not certified.
+    ``shoe_maker`` turns a live table's shoe seed into its cards (the
+    tests deal chosen cards with it; by default :func:`games.blackjack.shoe_from_seed`).
+    ``live_tables`` composes the live blackjack tables' handlers (:mod:`ledger.tables`)
+    too: off by default until they have HTTP routes (every composed command has one)."""
     app = application(settings, keyring)
     adapters = {**registry.adapters(), **(games or {})}
     red_dog, video_poker = adapters[RED_DOG], adapters[VIDEO_POKER]
@@ -81,6 +90,19 @@ def bootstrap(
         c.StartRound: any_game.start,
         c.Decide: any_game.decide,
     }
+    if live_tables:
+        # Opt-in until the HTTP routes exist: every composed command has an endpoint
+        # (tests/integration/test_retry_after_settlement.py checks it).
+        tables = Tables(
+            app.keyring,
+            clock,
+            seed_source,
+            seat_index(app),
+            last_position(app),
+            **({} if shoe_maker is None else {"shoe_maker": shoe_maker}),
+        )
+        handlers.update(table_handlers(tables))
+        handlers[c.CloseSession] = guard_close(sessions.close_session)
     if extra_handlers is not None:
         handlers.update(extra_handlers(rounds))
     app.handlers.update(handlers)

@@ -64,3 +64,42 @@ CHECKPOINT_SEALED: Final = "croupier/checkpoint/sealed@1"
 def round_step(topic: str) -> str:
     """``croupier/round/settled@1`` -> ``settled``."""
     return topic.split("/")[2].split("@")[0]
+
+
+# -- Infinite Blackjack live tables (ledger/tables/) ----------------------------------------
+
+TABLE: Final = "croupier/blackjack/table@1"
+TABLE_CREATED: Final = "croupier/blackjack/table/created@1"
+TABLE_OPENED: Final = "croupier/blackjack/table/opened@1"
+TABLE_CONFIGURED: Final = "croupier/blackjack/table/configured@1"
+TABLE_ROUND_STARTED: Final = "croupier/blackjack/table/round-started@1"
+TABLE_SHOE_STARTED: Final = "croupier/blackjack/table/shoe-started@1"
+
+SHOE: Final = "croupier/blackjack/shoe@1"
+SHOE_CREATED: Final = "croupier/blackjack/shoe/created@1"
+SHOE_SHUFFLED: Final = "croupier/blackjack/shoe/shuffled@1"
+SHOE_REVEALED: Final = "croupier/blackjack/shoe/revealed@1"
+
+TABLE_ROUND: Final = "croupier/blackjack/round@1"
+TABLE_ROUND_CREATED: Final = "croupier/blackjack/round/created@1"
+TABLE_ROUND_OPENED: Final = "croupier/blackjack/round/opened@1"
+TABLE_ROUND_BETTING_REOPENED: Final = "croupier/blackjack/round/betting-reopened@1"
+TABLE_ROUND_DEALT: Final = "croupier/blackjack/round/dealt@1"
+TABLE_ROUND_INSURANCE_CLOSED: Final = "croupier/blackjack/round/insurance-closed@1"
+TABLE_ROUND_STEP_CLOSED: Final = "croupier/blackjack/round/step-closed@1"
+TABLE_ROUND_DEALER_PLAYED: Final = "croupier/blackjack/round/dealer-played@1"
+TABLE_ROUND_SETTLED: Final = "croupier/blackjack/round/settled@1"
+TABLE_ROUND_PAUSED: Final = "croupier/blackjack/round/paused@1"
+TABLE_ROUND_RESUMED: Final = "croupier/blackjack/round/resumed@1"
+TABLE_ROUND_VOIDED: Final = "croupier/blackjack/round/voided@1"
+
+SEAT: Final = "croupier/blackjack/seat@1"
+SEAT_CREATED: Final = "croupier/blackjack/seat/created@1"
+SEAT_OPENED: Final = "croupier/blackjack/seat/opened@1"
+SEAT_BET_PLACED: Final = "croupier/blackjack/seat/bet-placed@1"
+SEAT_BET_UNDONE: Final = "croupier/blackjack/seat/bet-undone@1"
+SEAT_BETS_CANCELLED: Final = "croupier/blackjack/seat/bets-cancelled@1"
+SEAT_DECIDED: Final = "croupier/blackjack/seat/decided@1"
+SEAT_CONNECTION: Final = "croupier/blackjack/seat/connection@1"
+SEAT_SETTLED: Final = "croupier/blackjack/seat/settled@1"
+SEAT_VOIDED: Final = "croupier/blackjack/seat/voided@1"

@@ -1,0 +1,325 @@
+"""The runner's actions on a table, one command each (DESIGN §6).
+
+Each action checks that the table is where the action expects it (round number, phase,
+step) and that it is due, then makes one transition with the pure engine and records it:
+open a round (and a new shoe when the last one is done), deal, close the insurance window
+(the peek), close a step, play the dealer, settle a batch of seats (each with its
+session), finish the round (revealing the shoe's seed after the cut-card round). A stale
+or early action raises and writes nothing; the same action sent twice (two runners, a
+restart) is one request, answered from its record.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime, timedelta
+from uuid import UUID
+
+from games.blackjack import (
+    Phase,
+    Seat,
+    SharedRound,
+    close_insurance,
+    close_step,
+    deal,
+    options,
+    play_dealer,
+    settle_seats,
+)
+from games.blackjack.decisions import Action, AutoReason
+from ledger.rounds import commitment, seal_seed
+from ledger.tables import commands as tc
+from ledger.tables.base import NotDue, Result, Stale, TableBase, iso, parse_time
+from ledger.tables.betting import GAME
+from ledger.tables.replay import seat_of, shared_of
+from ledger.tables.seat import OPEN, TableSeat
+from ledger.tables.shoe import TableShoe, shoe_id_for
+from ledger.tables.table import Table, rules_of
+from ledger.tables.table_round import TableRound, table_round_id_for
+from ledger.unit_of_work import UnitOfWork
+
+CODE_PREFIX = "IBJ"
+_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford base32, as the other codes
+
+
+def game_code(now: datetime) -> str:
+    """seed 002 "Codice partita": e.g. ``IBJ-20261201-113000-7K3Q9M`` (GMT start time)."""
+    suffix = "".join(secrets.choice(_ALPHABET) for _ in range(6))
+    return f"{CODE_PREFIX}-{now.astimezone(UTC):%Y%m%d-%H%M%S}-{suffix}"
+
+
+def _automatic(actions: tuple[tuple[str, Action], ...]) -> list[list[str]]:
+    """The actions the runner applied at the close (seed 002 timeouts); a player's
+    unfunded double or split replaced by its fallback is on the seat's own event."""
+    return [
+        [sid, a.kind.value, a.reason.value] for sid, a in actions if a.reason is AutoReason.TIMEOUT
+    ]
+
+
+class Runner(TableBase):
+    def advance(self, uow: UnitOfWork, cmd: tc.AdvanceTable) -> Result:
+        at = parse_time(cmd.at)
+        table, rnd = self.current(uow, cmd.table)
+        if cmd.action == "open":
+            return self._open(uow, table, rnd, cmd.number, at)
+        if rnd is None or rnd.number != cmd.number:
+            raise Stale(f"round {cmd.number} is not the current round of {cmd.table}")
+        if rnd.paused_at is not None:
+            raise NotDue(f"table {cmd.table} is paused")
+        handlers = {
+            "deal": self._deal,
+            "insurance": self._insurance,
+            "step": self._step,
+            "dealer": self._dealer,
+            "settle-batch": self._settle_batch,
+            "settle": self._finish,
+        }
+        handler = handlers.get(cmd.action)
+        if handler is None:
+            raise Stale(f"unknown runner action {cmd.action!r}")
+        return handler(uow, table, rnd, cmd, at)
+
+    # -- opening -----------------------------------------------------------------------
+
+    def _open(
+        self, uow: UnitOfWork, table: Table, prev: TableRound | None, number: int, at: datetime
+    ) -> Result:
+        if table.rounds != number - 1 or (prev is not None and not prev.closed):
+            raise Stale(f"round {number} of {table.table} cannot open now")
+        config = dict(table.config)
+        new_shoe = prev is None or prev.next_start is None
+        if new_shoe:
+            shoe_number = table.shoes + 1
+            sid = shoe_id_for(table.table, shoe_number)
+            seed = uow.once("seed", self.seed_source)
+            shoe = TableShoe(
+                table=table.table,
+                number=shoe_number,
+                decks=int(config["decks"]),
+                rules_version=rules_of(config).rules_version,
+                commitment=commitment(seed),
+                sealed_seed=seal_seed(self.keyring.sealing_key, sid, seed),
+                sealing_kid=self.keyring.sealing_kid,
+                shuffled_at=iso(at),
+            )
+            uow.add(shoe)
+            table.shoe_started(number=shoe_number, shoe_id=str(shoe.id))
+            start = 0
+        else:
+            assert prev is not None and prev.next_start is not None
+            shoe_number, sid, start = prev.shoe_number, UUID(prev.shoe_id), prev.next_start
+        code = game_code(at)
+        rnd = TableRound(
+            table=table.table,
+            number=number,
+            code=code,
+            currency=table.currency,
+            shoe_id=str(sid),
+            shoe_number=shoe_number,
+            start=start,
+            config=config,
+            started_at=iso(at),
+            deadline=iso(at + timedelta(milliseconds=config["betting_ms"])),
+            seats_from=self.last_position(),
+        )
+        assert rnd.id == table_round_id_for(table.table, number)
+        uow.add(rnd)
+        table.round_started(number=number, round_id=str(rnd.id), code=code)
+        return {"round": number, "code": code, "phase": rnd.phase}
+
+    # -- windows -----------------------------------------------------------------------
+
+    def _due(self, rnd: TableRound, cmd: tc.AdvanceTable, at: datetime) -> bool:
+        """Past the deadline (plus the grace that lets in-flight commands land)."""
+        assert rnd.deadline is not None
+        grace = timedelta(milliseconds=rnd.config["grace_ms"])
+        return at >= parse_time(rnd.deadline) + grace
+
+    def _state(
+        self, uow: UnitOfWork, rnd: TableRound
+    ) -> tuple[SharedRound, list[TableSeat], list[Seat]]:
+        rules = rules_of(rnd.config)
+        records = self.dealt_seats(uow, rnd)
+        return shared_of(rnd, rules), records, [seat_of(rnd, rules, r) for r in records]
+
+    def _all_decided(
+        self, shared: SharedRound, records: list[TableSeat], seats: list[Seat]
+    ) -> bool:
+        """Every connected seat with a choice has made it (seed 002 timer: a window
+        closes at once when nobody is left to decide)."""
+        return all(
+            not r.connected or not options(shared, s) for r, s in zip(records, seats, strict=True)
+        )
+
+    def _next_deadline(self, rnd: TableRound, phase: str, at: datetime) -> str | None:
+        key = {"insurance": "insurance_ms", "step": "step_ms"}.get(phase)
+        return None if key is None else iso(at + timedelta(milliseconds=rnd.config[key]))
+
+    def _deal(
+        self, uow: UnitOfWork, table: Table, rnd: TableRound, cmd: tc.AdvanceTable, at: datetime
+    ) -> Result:
+        if rnd.phase != "betting":
+            raise Stale(f"{rnd.code} is past betting")
+        if not self._due(rnd, cmd, at):
+            raise NotDue(f"the betting window of {rnd.code} is open")
+        seated = [s for s in self.seats_of(uow, rnd) if s.status == OPEN and s.main > 0]
+        if not seated:
+            # Nobody bet: open the window again; no card is used.
+            rnd.betting_reopened(
+                at=iso(at), deadline=iso(at + timedelta(milliseconds=rnd.config["betting_ms"]))
+            )
+            return {"round": rnd.number, "phase": rnd.phase, "seats": 0}
+        rules = rules_of(rnd.config)
+        base = shared_of(rnd, rules)
+        seats = [seat_of(rnd, rules, s) for s in seated]
+        shoe = self.shoe(uow, rnd)
+        dealt, _ = deal(base, seats, shoe)
+        assert dealt.up is not None
+        phase = dealt.phase.value
+        rnd.dealt(
+            at=iso(at),
+            seats=[str(s.id) for s in seated],
+            player_cards=[str(c) for c in dealt.player_cards],
+            up=str(dealt.up),
+            phase=phase,
+            step=dealt.step,
+            deadline=self._next_deadline(rnd, phase, at),
+        )
+        return {"round": rnd.number, "phase": rnd.phase, "seats": len(seated)}
+
+    def _insurance(
+        self, uow: UnitOfWork, table: Table, rnd: TableRound, cmd: tc.AdvanceTable, at: datetime
+    ) -> Result:
+        if rnd.phase != "insurance":
+            raise Stale(f"{rnd.code} has no insurance window open")
+        shared, records, seats = self._state(uow, rnd)
+        if not self._due(rnd, cmd, at) and not (
+            cmd.early and self._all_decided(shared, records, seats)
+        ):
+            raise NotDue(f"the insurance window of {rnd.code} is open")
+        after, _, closed = close_insurance(shared, seats, self.shoe(uow, rnd))
+        phase = "settling" if after.phase is Phase.SETTLED else after.phase.value
+        rnd.insurance_closed(
+            at=iso(at),
+            automatic=_automatic(closed.actions),
+            dealer_blackjack=closed.dealer_blackjack,
+            hole=None if after.hole is None else str(after.hole),
+            phase=phase,
+            step=after.step,
+            deadline=self._next_deadline(rnd, phase, at),
+        )
+        return {
+            "round": rnd.number,
+            "phase": rnd.phase,
+            "dealer_blackjack": closed.dealer_blackjack,
+        }
+
+    def _step(
+        self, uow: UnitOfWork, table: Table, rnd: TableRound, cmd: tc.AdvanceTable, at: datetime
+    ) -> Result:
+        if rnd.phase != "step" or rnd.step != cmd.step:
+            raise Stale(f"step {cmd.step} of {rnd.code} is not open")
+        shared, records, seats = self._state(uow, rnd)
+        if not self._due(rnd, cmd, at) and not (
+            cmd.early and self._all_decided(shared, records, seats)
+        ):
+            raise NotDue(f"step {cmd.step} of {rnd.code} is open")
+        after, _, closed = close_step(shared, seats, self.shoe(uow, rnd))
+        phase = after.phase.value
+        rnd.step_closed(
+            at=iso(at),
+            closed=closed.step,
+            card=None if closed.card is None else str(closed.card),
+            automatic=_automatic(closed.actions),
+            phase=phase,
+            step=after.step if phase == "step" else 0,
+            deadline=self._next_deadline(rnd, phase, at),
+        )
+        return {"round": rnd.number, "phase": rnd.phase, "step": closed.step}
+
+    def _dealer(
+        self, uow: UnitOfWork, table: Table, rnd: TableRound, cmd: tc.AdvanceTable, at: datetime
+    ) -> Result:
+        if rnd.phase != "dealer":
+            raise Stale(f"{rnd.code} is not at the dealer's turn")
+        shared = shared_of(rnd, rules_of(rnd.config))
+        after = play_dealer(shared, self.shoe(uow, rnd))
+        assert after.hole is not None
+        rnd.dealer_played(
+            at=iso(at), hole=str(after.hole), draws=[str(c) for c in after.dealer_draws]
+        )
+        return {"round": rnd.number, "phase": rnd.phase}
+
+    # -- settlement --------------------------------------------------------------------
+
+    def _settle_batch(
+        self, uow: UnitOfWork, table: Table, rnd: TableRound, cmd: tc.AdvanceTable, at: datetime
+    ) -> Result:
+        if rnd.phase != "settling":
+            raise Stale(f"{rnd.code} is not settling")
+        size = int(rnd.config["settle_batch"])
+        batch = rnd.seats[cmd.step * size : (cmd.step + 1) * size]
+        rules = rules_of(rnd.config)
+        shared = shared_of(rnd, rules)
+        records = [r for r in (uow.get(TableSeat, UUID(s)) for s in batch) if r is not None]
+        todo = [r for r in records if r.status == OPEN]
+        results = settle_seats(shared, [seat_of(rnd, rules, r) for r in todo])
+        for record, result in zip(todo, results, strict=True):
+            session = uow.session(record.session_id)
+            credit = result.returned - record.credited
+            refund = record.debited - result.staked
+            if credit > 0:
+                session.credit_win(rnd.code, credit)
+            if refund > 0:
+                # A decision's stake the engine did not apply (it landed after its step
+                # closed): it goes back, so the books follow the engine.
+                session.refund(rnd.code, refund)
+            record.settled(
+                credited=max(credit, 0),
+                refunded=max(refund, 0),
+                result={
+                    "staked": result.staked,
+                    "returned": result.returned,
+                    "hands": [[h.outcome.value, h.stake, h.payout] for h in result.hands],
+                    "insurance": result.insurance,
+                    "sides": [[s.bet.value, s.stake, s.outcome, s.payout] for s in result.sides],
+                },
+            )
+            session.round_closed(
+                rnd.code, {"game": GAME, "table": rnd.table, "bets": record.bets()}
+            )
+        return {"round": rnd.number, "batch": cmd.step, "settled": len(todo)}
+
+    def _finish(
+        self, uow: UnitOfWork, table: Table, rnd: TableRound, cmd: tc.AdvanceTable, at: datetime
+    ) -> Result:
+        if rnd.phase != "settling":
+            raise Stale(f"{rnd.code} is not settling")
+        dealt = self.dealt_seats(uow, rnd)
+        if any(r.status == OPEN for r in dealt):
+            raise NotDue(f"{rnd.code} has seats still to settle")
+        for late in self.seats_of(uow, rnd):
+            if str(late.id) not in rnd.seats and late.status == OPEN and late.chips:
+                # A bet that landed after the deal read the seats: it never played.
+                session = uow.session(late.session_id)
+                session.refund(rnd.code, late.debited)
+                late.bets_cancelled(reason="after-the-deal", refunded=late.debited)
+                session.round_closed(rnd.code, None)
+        shared = shared_of(rnd, rules_of(rnd.config))
+        shoe = self.shoe(uow, rnd)
+        position = shared.next_position
+        # seed 002: the round that brings out the cut card finishes; then a new shoe
+        next_start = None if position - 1 >= shoe.cut_index else position
+        staked = sum(int(r.result["staked"]) for r in dealt)
+        returned = sum(int(r.result["returned"]) for r in dealt)
+        rnd.settled(
+            at=iso(at),
+            seats=len(dealt),
+            totals={"staked": staked, "returned": returned},
+            next_start=next_start,
+        )
+        if next_start is None:
+            record = uow.get(TableShoe, UUID(rnd.shoe_id))
+            assert record is not None
+            record.revealed(seed=self.seed_of(record).hex(), rounds=rnd.number, last_round=rnd.code)
+        return {"round": rnd.number, "phase": rnd.phase, "next_start": next_start}

@@ -1,0 +1,293 @@
+"""Handlers of the players' table commands: bets (seed 002 "Puntare"), decisions, connection.
+
+Each one writes the player's own seat and game session, in one transaction (the unit of
+work's), and only reads the table round. Bets are accepted only while the betting window
+is open by the server's clock; decisions only for the step that is open now.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from games.blackjack import DecisionKind, check_decision, decide, options
+from games.errors import BetAboveMaximum, BetBelowMinimum
+from ledger.accounts import GameSession
+from ledger.money import check_amount
+from ledger.tables import commands as tc
+from ledger.tables.base import Result, TableBase, parse_time
+from ledger.tables.errors import (
+    BettingClosed,
+    NothingToUndo,
+    NotSeated,
+    RepeatNotAllowed,
+    SideBetWithoutMain,
+    StepClosed,
+    TablePaused,
+    UnknownBet,
+)
+from ledger.tables.replay import seat_of, shared_of
+from ledger.tables.seat import CANCELLED, OPEN, TableSeat, seat_id_for
+from ledger.tables.table import BET_TYPES, rules_of
+from ledger.tables.table_round import TableRound
+from ledger.unit_of_work import UnitOfWork
+
+GAME = "blackjack-table"
+"""The ``game`` of a session's ``last_stake`` after a table round (REPEAT reads it)."""
+
+
+def seat_view(seat: TableSeat, session: GameSession) -> Result:
+    return {
+        "seat_id": str(seat.id),
+        "code": seat.code,
+        "bets": seat.bets(),
+        "status": seat.status,
+        "decisions": dict(seat.decisions),
+        "balance": session.balance,
+    }
+
+
+class Betting(TableBase):
+    # -- loading -----------------------------------------------------------------------
+
+    def _betting(self, uow: UnitOfWork, table: str) -> TableRound:
+        _, rnd = self.current(uow, table)
+        if rnd is None or rnd.phase != "betting":
+            raise BettingClosed(f"no betting window is open at table {table}", table=table)
+        if rnd.paused_at is not None:
+            raise TablePaused(f"table {table} is paused", table=table)
+        assert rnd.deadline is not None
+        if self.clock() >= parse_time(rnd.deadline):
+            # seed 002: bets placed after the betting time are refused
+            raise BettingClosed(
+                f"the betting window of {rnd.code} closed at {rnd.deadline}",
+                table=table,
+                game_code=rnd.code,
+            )
+        return rnd
+
+    def _seat(self, uow: UnitOfWork, rnd: TableRound, session: GameSession) -> TableSeat | None:
+        return uow.get(TableSeat, seat_id_for(rnd.id, session.id))
+
+    def _open_seat(self, uow: UnitOfWork, rnd: TableRound, session: GameSession) -> TableSeat:
+        seat = self._seat(uow, rnd, session)
+        if seat is None:
+            session.check_idle()
+            seat = TableSeat(
+                round_id=str(rnd.id),
+                session_id=str(session.id),
+                table=rnd.table,
+                code=rnd.code,
+                player_id=session.player_id,
+            )
+            uow.add(seat)
+        return seat
+
+    # -- bets --------------------------------------------------------------------------
+
+    def _check_chip(self, rnd: TableRound, seat: TableSeat | None, bet: object, amount: int) -> str:
+        if bet not in BET_TYPES:
+            raise UnknownBet(f"unknown bet type {bet!r} (seed 002: {list(BET_TYPES)})")
+        name = str(bet)
+        bets = {} if seat is None else seat.bets()
+        if name != "main" and bets.get("main", 0) == 0:
+            raise SideBetWithoutMain(f"a {name} bet needs a main bet first", game_code=rnd.code)
+        lo, hi = rnd.config["limits"][name]
+        total = bets.get(name, 0) + amount
+        if total < lo:
+            raise BetBelowMinimum(total, lo)
+        if total > hi:
+            raise BetAboveMaximum(total, hi, what=f"{name} bet")
+        return name
+
+    def _place(
+        self,
+        session: GameSession,
+        rnd: TableRound,
+        seat: TableSeat,
+        chips: list[tuple[str, int]],
+        via: str,
+    ) -> None:
+        """Place every chip or none: the balance must cover all of them (seed 002: 2x
+        "solo se il saldo copre")."""
+        need = sum(a for _, a in chips)
+        session.check_open()
+        session.check_debit(need)
+        if not seat.chips:
+            if session.open_round is None:
+                session.round_opened(rnd.code)
+            else:
+                session.check_idle()
+        for bet, amount in chips:
+            session.stake(rnd.code, amount)
+            seat.bet_placed(bet=bet, amount=amount, via=via)
+
+    def bet(self, uow: UnitOfWork, cmd: tc.PlaceBet) -> Result:
+        session = uow.session(cmd.session_id)
+        rnd = self._betting(uow, cmd.table)
+        amount = check_amount(cmd.amount, "bet")
+        seat = self._seat(uow, rnd, session)
+        name = self._check_chip(rnd, seat, cmd.bet, amount)
+        seat = self._open_seat(uow, rnd, session)
+        self._place(session, rnd, seat, [(name, amount)], "chip")
+        return seat_view(seat, session)
+
+    def undo(self, uow: UnitOfWork, cmd: tc.UndoBet) -> Result:
+        session = uow.session(cmd.session_id)
+        rnd = self._betting(uow, cmd.table)
+        seat = self._seat(uow, rnd, session)
+        if seat is None or not seat.chips:
+            raise NothingToUndo("no chip to take back", game_code=rnd.code)
+        while seat.chips:
+            bet, amount = seat.chips[-1]
+            session.refund(rnd.code, int(amount))
+            seat.bet_undone(bet=bet, amount=int(amount))
+            if not cmd.everything:
+                break
+        if not seat.chips:
+            session.round_closed(rnd.code, None)
+        return seat_view(seat, session)
+
+    def repeat(self, uow: UnitOfWork, cmd: tc.RepeatBets) -> Result:
+        session = uow.session(cmd.session_id)
+        rnd = self._betting(uow, cmd.table)
+        seat = self._seat(uow, rnd, session)
+        if seat is not None and seat.chips:
+            raise RepeatNotAllowed("REPEAT only before the first chip (seed 002)")
+        last = session.last_stake or {}
+        if last.get("game") != GAME or last.get("table") != cmd.table or not last.get("bets"):
+            raise RepeatNotAllowed("no previous round's bets at this table to repeat")
+        chips = [(b, int(last["bets"][b])) for b in BET_TYPES if last["bets"].get(b)]
+        self._check_all(rnd, chips)
+        seat = self._open_seat(uow, rnd, session)
+        self._place(session, rnd, seat, chips, "repeat")
+        return seat_view(seat, session)
+
+    def double_bets(self, uow: UnitOfWork, cmd: tc.DoubleBets) -> Result:
+        session = uow.session(cmd.session_id)
+        rnd = self._betting(uow, cmd.table)
+        seat = self._seat(uow, rnd, session)
+        if seat is None or not seat.chips:
+            raise NothingToUndo("2x doubles the bets placed: there are none", game_code=rnd.code)
+        bets = seat.bets()
+        chips = [(b, bets[b]) for b in BET_TYPES if bets.get(b)]
+        self._check_all(rnd, [(b, 2 * a) for b, a in chips])
+        self._place(session, rnd, seat, chips, "2x")
+        return seat_view(seat, session)
+
+    def all_side_bets(self, uow: UnitOfWork, cmd: tc.AllSideBets) -> Result:
+        session = uow.session(cmd.session_id)
+        rnd = self._betting(uow, cmd.table)
+        seat = self._seat(uow, rnd, session)
+        if seat is None or seat.main == 0:
+            raise SideBetWithoutMain("ALL SIDE BETS needs a main bet first", game_code=rnd.code)
+        limits, chip = rnd.config["limits"], rnd.config["chip"]
+        chips = [(b, max(chip, limits[b][0])) for b in BET_TYPES[1:]]
+        for b, a in chips:
+            self._check_chip(rnd, seat, b, a)
+        self._place(session, rnd, seat, chips, "all-side-bets")
+        return seat_view(seat, session)
+
+    def _check_all(self, rnd: TableRound, totals: list[tuple[str, int]]) -> None:
+        for name, total in totals:
+            lo, hi = rnd.config["limits"][name]
+            if total < lo:
+                raise BetBelowMinimum(total, lo)
+            if total > hi:
+                raise BetAboveMaximum(total, hi, what=f"{name} bet")
+
+    # -- decisions ---------------------------------------------------------------------
+
+    def decide(self, uow: UnitOfWork, cmd: tc.TableDecide) -> Result:
+        session = uow.session(cmd.session_id)
+        _, rnd = self.current(uow, cmd.table)
+        wanted = "insurance" if cmd.step == 0 else "step"
+        if (
+            rnd is None
+            or rnd.phase != wanted
+            or (wanted == "step" and rnd.step != cmd.step)
+            or rnd.paused_at is not None
+            or rnd.deadline is None
+            or self.clock() >= parse_time(rnd.deadline)
+        ):
+            code = None if rnd is None else rnd.code
+            raise StepClosed(
+                f"step {cmd.step} is not open at table {cmd.table}", game_code=code, step=cmd.step
+            )
+        record = self._seat(uow, rnd, session)
+        if record is None or str(record.id) not in rnd.seats:
+            raise NotSeated(f"session {session.id} has no seat in {rnd.code}", game_code=rnd.code)
+        rules = rules_of(rnd.config)
+        shared = shared_of(rnd, rules)
+        seat = seat_of(rnd, rules, record)
+        d = check_decision(shared, seat, cmd.decision)
+        cost = 0
+        if d.kind in (DecisionKind.DOUBLE, DecisionKind.SPLIT):
+            cost = seat.main
+        elif d.kind is DecisionKind.INSURE:
+            cost = rules.insurance_stake(seat.main)
+        funded = cost <= session.balance
+        after = decide(shared, seat, d, funded=funded)
+        action = after.pending
+        assert action is not None
+        paid = after.cashed_out or 0 if action.kind is DecisionKind.CASH_OUT else 0
+        if funded and cost:
+            session.stake(rnd.code, cost)
+        if paid:
+            # seed 002 "Incassare": the amount on the button is paid at once
+            session.credit_win(rnd.code, paid)
+        record.decided(
+            step=cmd.step,
+            kind=action.kind.value,
+            requested=None if action.requested is None else action.requested.value,
+            reason=None if action.reason is None else action.reason.value,
+            cost=cost if funded else 0,
+            paid=paid,
+        )
+        return {
+            **seat_view(record, session),
+            "applied": action.kind.value,
+            "automatic": action.automatic,
+        }
+
+    def offered(self, uow: UnitOfWork, table: str, session_id: str) -> list[list[Any]]:
+        """The options the session's seat has now (a read; no card beyond those shown)."""
+        session = uow.session(session_id)
+        _, rnd = self.current(uow, table)
+        if rnd is None:
+            return []
+        record = self._seat(uow, rnd, session)
+        if record is None or str(record.id) not in rnd.seats:
+            return []
+        rules = rules_of(rnd.config)
+        return [
+            [o.kind.value, o.amount]
+            for o in options(shared_of(rnd, rules), seat_of(rnd, rules, record))
+        ]
+
+    # -- connection (seed 002 "Disconnessione") -----------------------------------------
+
+    def connect(self, uow: UnitOfWork, cmd: tc.Connect) -> Result:
+        return self._connection(uow, cmd, True)
+
+    def disconnect(self, uow: UnitOfWork, cmd: tc.Disconnect) -> Result:
+        return self._connection(uow, cmd, False)
+
+    def _connection(self, uow: UnitOfWork, cmd: tc.TableCommand, connected: bool) -> Result:
+        session = uow.session(cmd.session_id)
+        _, rnd = self.current(uow, cmd.table)
+        seat = None if rnd is None else self._seat(uow, rnd, session)
+        if rnd is None or seat is None or seat.status != OPEN:
+            return {"seated": False, "balance": session.balance}
+        now = self.clock()
+        if seat.connected != connected:
+            seat.connection(connected=connected, at=now.isoformat(timespec="milliseconds"))
+        betting = (
+            rnd.phase == "betting" and rnd.deadline is not None and now < parse_time(rnd.deadline)
+        )
+        if not connected and betting and seat.chips:
+            # seed 002: disconnected before the betting time ends, the bets are returned
+            refund = seat.debited
+            session.refund(rnd.code, refund)
+            seat.bets_cancelled(reason="disconnected", refunded=refund)
+            session.round_closed(rnd.code, None)
+        return {**seat_view(seat, session), "seated": seat.status != CANCELLED}

@@ -1,0 +1,82 @@
+"""The live tables' handlers composed for :func:`ledger.bootstrap.bootstrap`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from uuid import UUID
+
+from ledger import contracts
+from ledger.errors import SessionBusy
+from ledger.tables import commands as tc
+from ledger.tables.advance import CODE_PREFIX, Runner
+from ledger.tables.betting import Betting
+from ledger.tables.operator import Operator
+from ledger.unit_of_work import UnitOfWork
+
+
+class Tables(Betting, Runner, Operator):
+    """Every table handler over one shoe cache (each part is a :class:`TableBase`)."""
+
+
+def seat_index(app: Any) -> Callable[[int], list[UUID]]:
+    """Seat aggregates opened after a notification id, read from the application's log
+    (the opening events' topic), in notification order."""
+
+    def index(after: int) -> list[UUID]:
+        out: list[UUID] = []
+        start = after + 1
+        while True:
+            page = app.recorder.select_notifications(
+                start=start, limit=1000, topics=[contracts.SEAT_OPENED]
+            )
+            out.extend(n.originator_id for n in page)
+            if len(page) < 1000:
+                return out
+            start = page[-1].id + 1
+
+    return index
+
+
+def last_position(app: Any) -> Callable[[], int]:
+    def position() -> int:
+        return int(app.recorder.max_notification_id() or 0)
+
+    return position
+
+
+def handlers(tables: Tables) -> dict[type[Any], Callable[..., dict[str, Any]]]:
+    return {
+        tc.CreateTable: tables.create,
+        tc.ConfigureTable: tables.configure,
+        tc.PauseTable: tables.pause,
+        tc.ResumeTable: tables.resume,
+        tc.VoidTableRound: tables.void,
+        tc.AdvanceTable: tables.advance,
+        tc.PlaceBet: tables.bet,
+        tc.UndoBet: tables.undo,
+        tc.RepeatBets: tables.repeat,
+        tc.DoubleBets: tables.double_bets,
+        tc.AllSideBets: tables.all_side_bets,
+        tc.TableDecide: tables.decide,
+        tc.Connect: tables.connect,
+        tc.Disconnect: tables.disconnect,
+    }
+
+
+def guard_close(inner: Callable[[UnitOfWork, Any], dict[str, Any]]) -> Callable[..., Any]:
+    """Closing a session seated in a live round is refused (``session-busy``): the round
+    finishes by itself (the runner decides for absent players, seed 002) and settles into
+    the session; the operator closes it after. Other sessions close as before."""
+
+    def close(uow: UnitOfWork, cmd: Any) -> dict[str, Any]:
+        session = uow.session(cmd.session_id)
+        if session.open_round is not None and session.open_round.startswith(CODE_PREFIX + "-"):
+            raise SessionBusy(
+                "the session is seated in a live blackjack round; it settles by itself",
+                session_id=session.id,
+                game_code=session.open_round,
+            )
+        return inner(uow, cmd)
+
+    return close

@@ -1,0 +1,61 @@
+"""Typed errors of the live blackjack tables; each has a stable ``code`` (wire format)."""
+
+from __future__ import annotations
+
+from ledger.errors import LedgerError
+
+
+class TableNotFound(LedgerError):
+    code = "table-not-found"
+
+
+class TableExists(LedgerError):
+    code = "table-exists"
+
+
+class InvalidTableConfig(LedgerError):
+    code = "invalid-table-config"
+
+
+class BettingClosed(LedgerError):
+    """seed 002 "Puntare": bets are accepted only while the betting window is open."""
+
+    code = "betting-closed"
+
+
+class StepClosed(LedgerError):
+    """A decision for a step (or insurance window) that is not open now."""
+
+    code = "step-closed"
+
+
+class NotSeated(LedgerError):
+    """The session has no seat (no bets) in the table's current round."""
+
+    code = "not-seated"
+
+
+class SideBetWithoutMain(LedgerError):
+    """seed 002: side bets go with a main bet."""
+
+    code = "side-bet-without-main"
+
+
+class NothingToUndo(LedgerError):
+    code = "nothing-to-undo"
+
+
+class RepeatNotAllowed(LedgerError):
+    """seed 002: REPEAT only before the first chip, and only with a previous round."""
+
+    code = "repeat-not-allowed"
+
+
+class TablePaused(LedgerError):
+    code = "table-paused"
+
+
+class UnknownBet(LedgerError):
+    """seed 002 names five bet types: main, perfect-pairs, 21+3, hot-3, bust-it."""
+
+    code = "unknown-bet"

@@ -1,0 +1,129 @@
+"""The table runner: advances one table whenever something is due (DESIGN §6).
+
+``tick(now)`` looks at the table's log and sends, one after another, every action due at
+``now`` (open a round, deal at the betting deadline, close the insurance window or a step
+at its deadline or as soon as every connected seat has decided, play the dealer, settle
+in batches, finish, open the next round), until nothing more is due. Its state is the log
+alone: a restarted runner continues where the log stands, with the same cards.
+
+Fence between two runners on one table: every action is a command whose request id names
+(round, action, step, version of the table round it was computed from). Two runners
+computing the same action send the same request: whichever saves first wins, the other's
+save is a version conflict (on the table round, the seats, and the request record), its
+retry finds the request already recorded and does nothing. An action computed from a state
+that moved on is refused (``stale``) and writes nothing. So exactly one runner deals each
+card and settles each seat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from uuid import UUID
+
+from ledger.casino import Casino
+from ledger.errors import IdempotencyConflict
+from ledger.tables.base import NotDue, Stale, iso, parse_time
+from ledger.tables.commands import AdvanceTable
+from ledger.tables.seat import OPEN, TableSeat
+from ledger.tables.table import Table, table_id_for
+from ledger.tables.table_round import TableRound
+
+MAX_ACTIONS = 100_000
+
+
+class TableRunner:
+    def __init__(self, app: Casino, table: str, clock: Callable[[], datetime] | None = None):
+        self.app = app
+        self.table = table
+        self.clock = clock
+
+    def _next(self, now: datetime) -> tuple[str, AdvanceTable] | None:
+        table = self.app.find(Table, table_id_for(self.table))
+        if table is None:
+            return None
+        rnd = None
+        if table.round_id is not None:
+            rnd = self.app.find(TableRound, UUID(table.round_id))
+        at = iso(now)
+        if rnd is None or rnd.closed:
+            n = table.rounds + 1
+            return f"open:{n}", AdvanceTable(self.table, n, "open", 0, at)
+        if rnd.paused_at is not None:
+            return None
+        key = f"{rnd.number}:v{rnd.version}"
+        grace = timedelta(milliseconds=rnd.config["grace_ms"])
+        due = rnd.deadline is not None and now >= parse_time(rnd.deadline) + grace
+        if rnd.phase == "betting":
+            if not due:
+                return None
+            return f"{key}:deal", AdvanceTable(self.table, rnd.number, "deal", 0, at)
+        if rnd.phase in ("insurance", "step"):
+            step = rnd.step if rnd.phase == "step" else 0
+            cmd = AdvanceTable(self.table, rnd.number, rnd.phase, step, at, early=not due)
+            return f"{key}:{rnd.phase}:{step}:{'due' if due else 'early'}", cmd
+        if rnd.phase == "dealer":
+            return f"{key}:dealer", AdvanceTable(self.table, rnd.number, "dealer", 0, at)
+        if rnd.phase == "settling":
+            b = self._batch_due(rnd)
+            if b is not None:
+                cmd = AdvanceTable(self.table, rnd.number, "settle-batch", b, at)
+                return f"{rnd.number}:settle-batch:{b}", cmd
+            return f"{key}:settle", AdvanceTable(self.table, rnd.number, "settle", 0, at)
+        return None
+
+    def _batch_due(self, rnd: TableRound) -> int | None:
+        """The first settlement batch not yet settled. A batch settles in one transaction,
+        so its first seat tells whether the whole batch is done."""
+        size = int(rnd.config["settle_batch"])
+        for b in range(-(-len(rnd.seats) // size)):
+            first = self.app.find(TableSeat, UUID(rnd.seats[b * size]))
+            if first is not None and first.status == OPEN:
+                return b
+        return None
+
+    def _send(self, request_id: str, cmd: AdvanceTable) -> bool:
+        """True if the action was applied (or had been, by this or another runner)."""
+        try:
+            self.app.command(request_id, cmd)
+        except (NotDue, Stale, IdempotencyConflict):
+            return False
+        return True
+
+    def tick(self, now: datetime | None = None, max_actions: int = MAX_ACTIONS) -> list[str]:
+        """Send every action due at ``now`` (default: the runner's clock), at most
+        ``max_actions``; return their request ids."""
+        if now is None:
+            assert self.clock is not None, "a runner without a clock needs now"
+            now = self.clock()
+        done: list[str] = []
+        while len(done) < max_actions:
+            nxt = self._next(now)
+            if nxt is None:
+                break
+            request_id, cmd = nxt
+            if not self._send(request_id, cmd):
+                break
+            done.append(request_id)
+        return done
+
+    def _round(self) -> TableRound | None:
+        table = self.app.find(Table, table_id_for(self.table))
+        if table is None or table.round_id is None:
+            return None
+        return self.app.find(TableRound, UUID(table.round_id))
+
+
+def run_forever(
+    runner: TableRunner,
+    interval: float,
+    stop: Callable[[], bool],
+    sleep: Callable[[float], None],
+) -> int:
+    """``croupier table run``: tick every ``interval`` seconds until ``stop()``; return the
+    number of actions taken. (The sleep is injected: tests pass one that does not wait.)"""
+    actions = 0
+    while not stop():
+        actions += len(runner.tick())
+        sleep(interval)
+    return actions

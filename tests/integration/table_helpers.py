@@ -1,0 +1,123 @@
+"""Shared pieces of the live-table tests: a fake clock, chosen shoes, a table on a store."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from games.blackjack import Rules, SeatPlan, Shoe, shoe_from_seed
+from ledger.bootstrap import bootstrap
+from ledger.casino import Casino
+from ledger.tables import commands as tc
+from ledger.tables.runner import TableRunner
+from tests.helpers import ChosenSeeds, open_session
+
+T0 = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
+CONFIG: dict[str, Any] = {
+    "betting_ms": 10_000,
+    "insurance_ms": 5_000,
+    "step_ms": 5_000,
+    "grace_ms": 0,
+    "settle_batch": 3,
+}
+
+
+class FakeClock:
+    def __init__(self, now: datetime = T0) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, ms: int) -> datetime:
+        self.now += timedelta(milliseconds=ms)
+        return self.now
+
+
+class ChosenShoes:
+    """Fake shoe maker: seed ``bytes([i]) * 32`` deals ``shoes[i]``; other seeds the real
+    shoe of that seed."""
+
+    def __init__(self, *shoes: Shoe) -> None:
+        self.shoes = shoes
+
+    def __call__(self, rules: Rules, seed: bytes) -> Shoe:
+        if seed == bytes([seed[0]]) * 32 and seed[0] < len(self.shoes):
+            return self.shoes[seed[0]]
+        return shoe_from_seed(rules, seed)
+
+
+def seed_of(i: int) -> bytes:
+    return bytes([i]) * 32
+
+
+class Live:
+    """One app with one table ("T1"), a fake clock and a runner."""
+
+    def __init__(self, store: Any, *shoes: Shoe, config: dict[str, Any] | None = None) -> None:
+        self.store = store
+        self.clock = FakeClock()
+        self.shoes = ChosenShoes(*shoes)
+        self.app = self.open()
+        self.app.command("create-T1", tc.CreateTable("T1", "EUR", config or dict(CONFIG)))
+        self.runner = TableRunner(self.app, "T1", self.clock)
+        self.n = 0
+
+    def open(self) -> Casino:
+        app = bootstrap(
+            self.store.settings(),
+            keyring=self.store.keyring,
+            clock=self.clock,
+            seed_source=ChosenSeeds(*(seed_of(i) for i in range(len(self.shoes.shoes)))),
+            shoe_maker=self.shoes,
+            live_tables=True,
+        )
+        self.store.apps.append(app)
+        return app
+
+    def player(self, name: str, buy_in: int = 20_000) -> str:
+        return open_session(self.app, name, buy_in)
+
+    def rid(self) -> str:
+        self.n += 1
+        return f"r{self.n}"
+
+    def bet(self, session: str, bet: str, amount: int) -> dict[str, Any]:
+        return self.app.command(self.rid(), tc.PlaceBet(session, "T1", bet, amount))
+
+    def decide(self, session: str, step: int, decision: str) -> dict[str, Any]:
+        return self.app.command(self.rid(), tc.TableDecide(session, "T1", step, decision))
+
+    def tick(self, ms: int = 0) -> list[str]:
+        return self.runner.tick(self.clock.advance(ms))
+
+
+def plans_of(app: Casino, rnd: Any) -> list[SeatPlan]:
+    """Every dealt seat's recorded inputs (bets, insurance, decisions, unfunded steps), as
+    the pure engine's replay takes them; a decision the runner overrode is left out."""
+    from uuid import UUID
+
+    from ledger.tables.seat import TableSeat
+
+    plans = []
+    for sid in rnd.seats:
+        seat = app.find(TableSeat, UUID(sid))
+        assert seat is not None
+        bets = seat.bets()
+        decisions: dict[int, str] = {}
+        unfunded: set[int] = set()
+        insurance = None
+        for step, (kind, requested, reason) in seat.decisions.items():
+            k = int(step)
+            if sid in {a[0] for a in rnd.automatic.get(step, [])}:
+                continue
+            asked = requested or kind
+            if reason is not None:
+                unfunded.add(k)
+            if k == 0:
+                insurance = asked == "insure"
+            else:
+                decisions[k] = asked
+        sides = {b: a for b, a in bets.items() if b != "main"}
+        plans.append(SeatPlan(sid, bets["main"], sides, insurance, decisions, frozenset(unfunded)))
+    return plans
