@@ -3,9 +3,9 @@
 Every entry comes from the game's registry entry (``games.registry``): the games played
 before the registry keep their top-level keys (``red_dog``, ``video_poker``: their
 ``catalogue_key``), every other game is under ``other_games``. The figures are the games'
-own exact maths; those that take seconds (video poker's full cycle, blackjack's
-certification) are computed once per process by the games, on first use (``croupier
-serve`` warms them in the background at start-up).
+own exact maths; video poker's full cycle (about a second) is computed once per process on
+first use (``croupier serve`` warms it in the background at start-up); blackjack's
+certification takes seconds, so it ships as data (``games/blackjack/certified_figures.json``).
 """
 
 from __future__ import annotations
