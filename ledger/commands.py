@@ -139,6 +139,14 @@ class CloseSession(Command):
         _canonical_id(self, "session_id")
 
 
+def check_void_grounds(reason: object, incident_id: object) -> None:
+    """A void (seed 002: after a malfunction) names its reason and the incident."""
+    if not isinstance(reason, str) or not reason.strip():
+        raise InvalidRequest("a void needs a reason")
+    if not isinstance(incident_id, str) or not incident_id.strip():
+        raise InvalidRequest("a void needs an incident id")
+
+
 @dataclass(frozen=True)
 class VoidRound(Command):
     name: ClassVar[str] = "void"
@@ -147,10 +155,7 @@ class VoidRound(Command):
     incident_id: str
 
     def __post_init__(self) -> None:
-        if not isinstance(self.reason, str) or not self.reason.strip():
-            raise InvalidRequest("a void needs a reason")
-        if not isinstance(self.incident_id, str) or not self.incident_id.strip():
-            raise InvalidRequest("a void needs an incident id")
+        check_void_grounds(self.reason, self.incident_id)
 
 
 # -- Red Dog (seed 003) --------------------------------------------------------------------

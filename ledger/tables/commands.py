@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ledger.commands import Command, SessionCommand
+from ledger.commands import Command, SessionCommand, check_void_grounds
 from ledger.errors import InvalidRequest
 
 
@@ -69,10 +69,7 @@ class VoidTableRound(Command):
     incident_id: str
 
     def __post_init__(self) -> None:
-        if not isinstance(self.reason, str) or not self.reason.strip():
-            raise InvalidRequest("a void needs a reason")
-        if not isinstance(self.incident_id, str) or not self.incident_id.strip():
-            raise InvalidRequest("a void needs an incident id")
+        check_void_grounds(self.reason, self.incident_id)
 
 
 # -- runner --------------------------------------------------------------------------------

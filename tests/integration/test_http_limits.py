@@ -5,11 +5,9 @@ session tokens expire (and die with their session)."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,7 +21,7 @@ from api.auth import Credentials
 from api.limits import Buckets
 from tests.conftest import Store
 from tests.helpers import raw_rows
-from tests.integration.test_http_serve import ROOT, free_port
+from tests.integration.test_http_serve import launch
 
 OPERATOR = "limits-operator-token-0123456789abcdef"
 AUDITOR = "limits-auditor-token-0123456789abcdef"
@@ -38,31 +36,10 @@ def _rss_kb(pid: int) -> int:
 
 @contextmanager
 def server(data_dir: Path, **env_extra: str) -> Iterator[tuple[str, int, subprocess.Popen[str]]]:
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CROUPIER_", "POSTGRES_"))}
-    env.update(
-        CROUPIER_DATA_DIR=str(data_dir),
-        CROUPIER_OPERATOR_TOKEN=OPERATOR,
-        CROUPIER_AUDITOR_TOKEN=AUDITOR,
-        PYTHONPATH=str(ROOT),
-        **env_extra,
+    base, port, proc = launch(
+        data_dir, CROUPIER_OPERATOR_TOKEN=OPERATOR, CROUPIER_AUDITOR_TOKEN=AUDITOR, **env_extra
     )
-    cmd = [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--no-access-log"]
-    proc = subprocess.Popen(
-        cmd, env=env, cwd=data_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None, proc.communicate()[0]
-            assert time.monotonic() < deadline, "croupier serve did not start in 30 s"
-            time.sleep(0.1)
         yield base, port, proc
     finally:
         proc.send_signal(signal.SIGTERM)

@@ -29,27 +29,34 @@ def free_port() -> int:
         return port
 
 
-@contextmanager
-def serving(data_dir: Path) -> Iterator[str]:
+def launch(data_dir: Path, **env_extra: str) -> tuple[str, int, subprocess.Popen[str]]:
+    """``croupier serve`` in a child process on a free port (nothing inherited from this
+    environment's CROUPIER_/POSTGRES_ settings), once /health answers."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CROUPIER_", "POSTGRES_"))}
-    env.update(CROUPIER_DATA_DIR=str(data_dir), PYTHONPATH=str(ROOT))
+    env.update(CROUPIER_DATA_DIR=str(data_dir), PYTHONPATH=str(ROOT), **env_extra)
     cmd = [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--no-access-log"]
     proc = subprocess.Popen(
         cmd, env=env, cwd=data_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                return base, port, proc
+        except httpx.TransportError:
+            pass
+        if proc.poll() is not None or time.monotonic() >= deadline:
+            proc.kill()
+            raise AssertionError(f"croupier serve did not start: {proc.communicate()[0]}")
+        time.sleep(0.1)
+
+
+@contextmanager
+def serving(data_dir: Path) -> Iterator[str]:
+    base, _, proc = launch(data_dir)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None, proc.communicate()[0]
-            assert time.monotonic() < deadline, "croupier serve did not start in 30 s"
-            time.sleep(0.1)
         yield base
     finally:
         proc.terminate()
