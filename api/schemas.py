@@ -208,6 +208,10 @@ class GameSummary(Response):
     status: str
     void_reason: str | None = None
     incident_id: str | None = None
+    table: str | None = Field(None, description="a live table's id (blackjack rows only)")
+    bets: dict[str, Money] | None = Field(
+        None, description="a live table seat's bets by type: main, perfect-pairs, 21+3, ..."
+    )
 
 
 class HistoryTotals(Response):

@@ -308,7 +308,7 @@ def cmd_history(args: argparse.Namespace, out: Console) -> int:
         return EXIT_OK
     totals = history_totals(rows)
     table = Table(title=f"account history of {args.player}")
-    for col in ("date", "game", "code", *MONEY_COLUMNS, "outcome", "void to"):
+    for col in ("date", "game", "code", *MONEY_COLUMNS, "outcome", "void to", "bets"):
         table.add_column(col)
     for r in rows:
         table.add_row(
@@ -318,8 +318,9 @@ def cmd_history(args: argparse.Namespace, out: Console) -> int:
             *(str(r[k]) for k in MONEY_COLUMNS),
             str(r["outcome"]),
             r["landed_on"] or "",
+            ", ".join(f"{b} {a}" for b, a in (r.get("bets") or {}).items()),  # live tables
         )
-    table.add_row("total", "", "", *(str(totals[k]) for k in MONEY_COLUMNS), "", "")
+    table.add_row("total", "", "", *(str(totals[k]) for k in MONEY_COLUMNS), "", "", "")
     out.print(table)
     return EXIT_OK
 

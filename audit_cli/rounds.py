@@ -18,6 +18,7 @@ from audit_cli.rows import Row, read_aggregate, read_rows, read_trust_rows
 from ledger import contracts, envelope
 from ledger.keys import load_public_keys
 from ledger.rounds import round_id_for
+from ledger.tables import account_rows
 
 __all__ = ["RoundReport", "check_round", "history_totals", "player_history", "round_rows"]
 
@@ -60,13 +61,21 @@ def player_history(db: str, player_id: str) -> list[dict[str, Any]]:
     :class:`ledger.projections.History`). A voided round shows no win, its stakes with
     their refund and the reversed win; ``net`` = wins - stakes + refunded is what the round
     did to the balance (0 for a void); ``landed_on`` says where the void moved money: the
-    session while it was open, the account once it had closed."""
+    session while it was open, the account once it had closed. A live table's seat is a
+    row too (:mod:`ledger.tables.account_rows`), with its table and bets by type."""
     rounds: dict[str, dict[str, Any]] = {}
     order: list[str] = []
     closed_sessions: set[str] = set()
+    seats = account_rows.SeatRows()  # the live tables: one row per seat
     for row in read_rows(db, skip_malformed=True):
         if row.topic == contracts.SESSION_CLOSED:
             closed_sessions.add(str(row.originator_id))
+            continue
+        if account_rows.wanted(row.topic):
+            opened = seats.apply(row.topic, row.originator_id, _payload(row), closed_sessions)
+            if opened is not None and opened["player_id"] == player_id:
+                rounds[row.originator_id] = opened
+                order.append(row.originator_id)
             continue
         if not row.topic.startswith(contracts.ROUND_PREFIX):
             continue
@@ -109,7 +118,7 @@ def player_history(db: str, player_id: str) -> list[dict[str, Any]]:
     history = [rounds[o] for o in order]
     for r in history:
         r["net"] = r["wins"] - r["stakes"] + r["refunded"]
-    return history
+    return [r for r in history if r.get("game") != account_rows.GAME or account_rows.played(r)]
 
 
 def history_totals(rows: list[dict[str, Any]]) -> dict[str, int]:

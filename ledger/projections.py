@@ -15,6 +15,7 @@ from ledger.checkpoints import iter_notifications
 from ledger.contracts import RoundStatus
 from ledger.errors import RoundNotFound
 from ledger.rounds import round_id_for
+from ledger.tables import account_rows
 
 if TYPE_CHECKING:
     from ledger.ports import LogApp
@@ -32,6 +33,8 @@ class History:
         self._by_session: dict[str, list[str]] = defaultdict(list)
         self._code_by_id: dict[Any, str] = {}
         self._closed_sessions: set[str] = set()
+        self._seats = account_rows.SeatRows()
+        """The live tables' rows (one per seat), keyed in the indexes by seat id."""
 
     def catch_up(self) -> None:
         with self._lock:
@@ -39,6 +42,8 @@ class History:
                 self._last = note.id
                 if note.topic.startswith(ROUND_TOPIC):
                     self._apply(note.topic, self.app.mapper.to_domain_event(note))
+                elif account_rows.wanted(note.topic):
+                    self._apply_table(note.topic, self.app.mapper.to_domain_event(note))
                 elif note.topic == contracts.SESSION_CLOSED:
                     # A void after this lands on the account (ledger.play.Rounds.void).
                     self._closed_sessions.add(str(note.originator_id))
@@ -92,21 +97,40 @@ class History:
             )
         r["net"] = r["wins"] - r["stakes"] + r["refunded"]
 
+    def _apply_table(self, topic: str, e: Any) -> None:
+        row = self._seats.apply(topic, e.originator_id, vars(e), self._closed_sessions)
+        if row is not None:
+            key = str(e.originator_id)
+            self._by_player[row["player_id"]].append(key)
+            self._by_session[row["session_id"]].append(key)
+
+    def _rows(self, keys: list[str], limit: int | None) -> list[dict[str, Any]]:
+        """The rows of ``keys`` newest first (a round by its code, a seat by its id);
+        a seat whose chips were all taken back played nothing and is left out."""
+        out: list[dict[str, Any]] = []
+        for key in reversed(keys):
+            if limit is not None and len(out) >= limit:
+                break
+            row = self._rounds.get(key) or self._seats.row(key)
+            if row is not None and (key in self._rounds or account_rows.played(row)):
+                out.append(dict(row, bets=dict(row["bets"])) if "bets" in row else dict(row))
+        return out
+
     def _code_of(self, round_id: Any) -> str | None:
         return self._code_by_id.get(round_id)
 
     def account_history(self, player_id: str, limit: int | None = None) -> list[dict[str, Any]]:
         """Date, game, code, stakes, wins, refund and reversed win of a void (and where it
-        landed), net and outcome of each of the player's rounds, newest first."""
+        landed), net and outcome of each of the player's rounds, newest first; a live
+        table's rows (one per seat, :mod:`ledger.tables.account_rows`) also carry the
+        table and the bets by type."""
         self.catch_up()
-        codes = list(reversed(self._by_player.get(player_id, [])))
-        return [dict(self._rounds[c]) for c in codes[:limit]]
+        return self._rows(self._by_player.get(player_id, []), limit)
 
     def last_games(self, session_id: str, n: int = 10) -> list[dict[str, Any]]:
         """The "last 10 games" recall for a game session, newest first."""
         self.catch_up()
-        codes = list(reversed(self._by_session.get(str(session_id), [])))
-        return [dict(self._rounds[c]) for c in codes[:n]]
+        return self._rows(self._by_session.get(str(session_id), []), n)
 
     def timeline(self, code: str) -> list[dict[str, Any]]:
         """Every step of one round with its time: the game history of the round."""
