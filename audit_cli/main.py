@@ -204,7 +204,8 @@ def cmd_round(args: argparse.Namespace, out: Console) -> int:
     from audit_cli.table_round import check_table_round, is_table_code, print_report
 
     if is_table_code(args.code):  # a live blackjack table round (ledger/tables)
-        return print_report(check_table_round(args.db, args.code, keys), out, args.json)
+        table_report = check_table_round(args.db, args.code, keys, args.session)
+        return print_report(table_report, out, args.json)
     report = check_round(args.db, args.code, keys)
     if args.json:
         out.print_json(json.dumps(report.to_dict(), default=str))
@@ -566,6 +567,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--keys",
         help="public keys JSON from `audit-cli keys --out` "
         "(default: keys/keyring.json beside a SQLite file)",
+    )
+    r.add_argument(
+        "--session",
+        help="a live blackjack round (IBJ-...): one player's bets, decisions, hands and payouts",
     )
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_round)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -20,11 +22,26 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from audit_cli.round_check import ROW_CHECKS, RoundFinding, RoundReport
 from audit_cli.rows import Row, read_rows
 from audit_cli.verify import trust_candidates, verify
-from games.blackjack import SeatPlan, play_round, shoe_from_seed
+from games.blackjack import RoundRecord, SeatPlan, play_round, shoe_from_seed
+from games.cards import Card
 from ledger import contracts, envelope
 from ledger.tables.table import rules_of
 
 PREFIX = "IBJ-"
+
+
+@dataclass
+class TableRoundReport(RoundReport):
+    """A table round's check; with ``--session``, ``seat`` is that player's part of it:
+    bets, decisions per step (the runner's automatic ones marked), hands and payouts."""
+
+    seat: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        doc = super().to_dict()
+        if self.seat is not None:
+            doc["seat"] = self.seat
+        return doc
 
 
 def is_table_code(code: str) -> bool:
@@ -79,9 +96,13 @@ def _seat_plan(seat_id: str, rows: list[Row], automatic: dict[str, list[list[str
 
 
 def check_table_round(
-    db: str, code: str, public_keys: dict[str, Ed25519PublicKey] | None
-) -> RoundReport:
-    report = RoundReport(code)
+    db: str,
+    code: str,
+    public_keys: dict[str, Ed25519PublicKey] | None,
+    session: str | None = None,
+) -> TableRoundReport:
+    """The round's check on raw rows; with ``session``, that player's seat too."""
+    report = TableRoundReport(code)
     rows = list(read_rows(db, skip_malformed=True))
     opened = next(
         (
@@ -180,21 +201,85 @@ def check_table_round(
     )
     shoe_docs = {_step(r): _doc(r) for r in shoe_rows}
     revealed = shoe_docs.get("revealed")
+    rules = rules_of(head["config"])
+    s = int(head["start"])
+    shoe: Sequence[Card] | None = None
     if revealed is None:
         report.status = f"{state['phase']} (shoe live: the cards re-derive once it is revealed)"
-        return report
-    seed = bytes.fromhex(revealed["seed"])
-    if hashlib.sha256(seed).hexdigest() != shoe_docs.get("shuffled", {}).get("commitment"):
-        report.findings.append(
-            RoundFinding("shoe", 0, "seed", "the seed does not match the commitment")
-        )
-        return report
-    rules = rules_of(head["config"])
-    shoe = shoe_from_seed(rules, seed)
-    report.rederived = True
-    s = int(head["start"])
-    if not state["player_cards"]:
-        return report
+    else:
+        seed = bytes.fromhex(revealed["seed"])
+        if hashlib.sha256(seed).hexdigest() != shoe_docs.get("shuffled", {}).get("commitment"):
+            report.findings.append(
+                RoundFinding("shoe", 0, "seed", "the seed does not match the commitment")
+            )
+            return report
+        shoe = shoe_from_seed(rules, seed)
+        report.rederived = True
+    plans, results = [], {}
+    for sid in state["seats"]:
+        plan, result = _seat_plan(sid, seat_rows.get(sid, []), state["automatic"])
+        plans.append(plan)
+        results[sid] = result
+    replay = None
+    if state["player_cards"] and state["phase"] != "voided":
+        replay = _replay(report, rules, shoe if shoe is not None else _shown(state, s), s, plans)
+    if shoe is not None and state["player_cards"]:
+        _compare_cards(report, state, shoe, s, replay)
+    if replay is not None and (shoe is not None or state["phase"] == "settled"):
+        # Once every card is shown (or the seed is revealed) the engine re-plays every
+        # seat's recorded bets and decisions: each payout must be the engine's.
+        for settlement in replay.settlements:
+            recorded = results.get(settlement.seat_id, {}).get("returned")
+            if recorded != settlement.returned:
+                report.findings.append(
+                    RoundFinding(
+                        "seat",
+                        0,
+                        f"payout {settlement.seat_id}",
+                        "differs from the engine",
+                        recorded,
+                        settlement.returned,
+                    )
+                )
+    if session is not None:
+        report.seat = _seat_view(report, rows, rid, session, seat_rows, state, replay)
+    return report
+
+
+def _shown(state: dict[str, Any], start: int) -> list[Card]:
+    """The shoe as far as the round has shown it: the positions from ``start`` are the
+    first player card, the up card, the second player card, the hole card, each step's
+    card, then the dealer's draws (the engine's dealing order)."""
+    known = [state["player_cards"][0], state["up"], state["player_cards"][1]]
+    if state["hole"] is not None:
+        known += [state["hole"], *state["step_cards"], *state["draws"]]
+    cards = [Card.parse(c) for c in known]
+    return [cards[0]] * start + cards
+
+
+def _replay(
+    report: TableRoundReport,
+    rules: Any,
+    shoe: Sequence[Card],
+    start: int,
+    plans: list[SeatPlan],
+) -> RoundRecord | None:
+    try:
+        return play_round(rules, shoe, start, plans)
+    except IndexError:
+        return None  # a round still open has not shown the cards it needs yet
+    except Exception as e:  # a recorded decision the engine refuses is a finding
+        report.findings.append(RoundFinding("replay", 0, "decisions", f"the engine refuses: {e}"))
+        return None
+
+
+def _compare_cards(
+    report: TableRoundReport,
+    state: dict[str, Any],
+    shoe: Sequence[Card],
+    s: int,
+    replay: RoundRecord | None,
+) -> None:
     shown = {s: state["player_cards"][0], s + 1: state["up"], s + 2: state["player_cards"][1]}
     for pos, card in shown.items():
         if str(shoe[pos]) != card:
@@ -203,18 +288,8 @@ def check_table_round(
                     "dealt", 0, f"card {pos}", "differs from the shoe", card, str(shoe[pos])
                 )
             )
-    if state["phase"] == "voided":
-        return report
-    plans, results = [], {}
-    for sid in state["seats"]:
-        plan, result = _seat_plan(sid, seat_rows.get(sid, []), state["automatic"])
-        plans.append(plan)
-        results[sid] = result
-    try:
-        replay = play_round(rules, shoe, s, plans)
-    except Exception as e:  # a recorded decision the engine refuses is a finding
-        report.findings.append(RoundFinding("replay", 0, "decisions", f"the engine refuses: {e}"))
-        return report
+    if replay is None:
+        return
     derived_steps = [str(x.card) for x in replay.steps if x.card is not None]
     if derived_steps != state["step_cards"]:
         report.findings.append(
@@ -228,23 +303,122 @@ def check_table_round(
         report.findings.append(
             RoundFinding("dealer-played", 0, "cards", "dealer cards differ", dealer, derived_dealer)
         )
-    for settlement in replay.settlements:
-        recorded = results.get(settlement.seat_id, {}).get("returned")
-        if recorded != settlement.returned:
+
+
+def _seat_view(
+    report: TableRoundReport,
+    rows: list[Row],
+    rid: str,
+    session: str,
+    seat_rows: dict[str, list[Row]],
+    state: dict[str, Any],
+    replay: RoundRecord | None,
+) -> dict[str, Any] | None:
+    """``--session``: one player's bets, decisions per step (automatic ones marked),
+    hands and payouts, from that seat's rows (and the engine's replay of them)."""
+    opened = next(
+        (
+            r
+            for r in rows
+            if r.topic == contracts.SEAT_OPENED
+            and _doc(r).get("round_id") == rid
+            and str(_doc(r).get("session_id")) == session
+        ),
+        None,
+    )
+    if opened is None:
+        report.findings.append(
+            RoundFinding("seat", 0, "session", f"session {session} has no seat in {report.code}")
+        )
+        return None
+    sid = opened.originator_id
+    head = _doc(opened)
+    chips: list[list[Any]] = []
+    decisions: dict[str, dict[str, Any]] = {}
+    view: dict[str, Any] = {
+        "seat_id": sid,
+        "session_id": session,
+        "player_id": head.get("player_id"),
+        "status": "open",
+        "bets": {},
+        "chips": chips,
+        "decisions": decisions,
+        "hands": [],
+        "result": None,
+        "staked": 0,
+        "paid": 0,
+    }
+    for row in seat_rows.get(sid, []):
+        doc, step = _doc(row), _step(row)
+        if step == "bet-placed":
+            chips.append([doc["bet"], doc["amount"], doc.get("via")])
+            view["staked"] += int(doc["amount"])
+        elif step == "bet-undone" and chips:
+            chips.pop()
+            view["staked"] -= int(doc["amount"])
+        elif step == "bets-cancelled":
+            view["status"] = "cancelled"
+            view["staked"] -= int(doc["refunded"])
+        elif step == "decided":
+            decisions[str(doc["step"])] = {
+                "decision": doc["kind"],
+                "requested": doc["requested"],
+                "automatic": doc["reason"],  # seed 002's fallback for an unfunded choice
+                "cost": doc["cost"],
+                "paid": doc["paid"],
+            }
+            view["staked"] += int(doc["cost"])
+            view["paid"] += int(doc["paid"])
+        elif step == "settled":
+            view.update(status="settled", result=doc["result"])
+            view["paid"] += int(doc["credited"])
+            view["staked"] -= int(doc["refunded"])
+        elif step == "voided":
+            view.update(status="voided", void=doc)
+    for k, actions in state["automatic"].items():
+        for who, kind, reason in actions:
+            if who == sid:
+                late = decisions.get(k)
+                decisions[k] = {"decision": kind, "requested": None, "automatic": reason}
+                if late is not None:
+                    decisions[k]["late"] = late  # landed after the step closed: not applied
+    view["decisions"] = dict(sorted(decisions.items(), key=lambda kv: int(kv[0])))
+    for bet, amount, _ in chips:
+        view["bets"][bet] = view["bets"].get(bet, 0) + int(amount)
+    if replay is not None and sid in state["seats"]:
+        i = state["seats"].index(sid)
+        seat = replay.seats[i]
+        settlement = replay.settlements[i]
+        view["hands"] = [
+            {
+                "cards": [str(c) for c in h.cards],
+                "stake": h.stake,
+                "doubled": h.doubled,
+                "split": h.split,
+                "outcome": r.outcome.value,
+                "payout": r.payout,
+            }
+            for h, r in zip(seat.hands, settlement.hands, strict=True)
+        ]
+        view["engine"] = {"staked": settlement.staked, "returned": settlement.returned}
+        recorded = view["result"] or {}
+        if view["status"] == "settled" and recorded.get("hands") != [
+            [r.outcome.value, r.stake, r.payout] for r in settlement.hands
+        ]:
             report.findings.append(
                 RoundFinding(
                     "seat",
                     0,
-                    f"payout {settlement.seat_id}",
-                    "differs from the engine",
-                    recorded,
-                    settlement.returned,
+                    f"hands {sid}",
+                    "differ from the engine",
+                    recorded.get("hands"),
+                    [[r.outcome.value, r.stake, r.payout] for r in settlement.hands],
                 )
             )
-    return report
+    return view
 
 
-def print_report(report: RoundReport, out: Any, as_json: bool) -> int:
+def print_report(report: TableRoundReport, out: Any, as_json: bool) -> int:
     """Human (or ``--json``) output of a table round's check; 0 if it passes, else 1."""
     from rich.markup import escape
 
@@ -260,6 +434,8 @@ def print_report(report: RoundReport, out: Any, as_json: bool) -> int:
         details = {k: v for k, v in s.items() if k not in ("version", "step")}
         table.add_row(str(s["version"]), s["step"], json.dumps(details, default=str))
     out.print(table)
+    if report.seat is not None:
+        _print_seat(report.seat, out, FoldingTable)
     if not report.ok:
         for f in report.findings:
             out.print(f"[red]MISMATCH[/red] {escape(f.text())}", highlight=False)
@@ -271,3 +447,40 @@ def print_report(report: RoundReport, out: Any, as_json: bool) -> int:
     else:
         out.print("[yellow]shoe live[/yellow]: the seed is revealed after the cut-card round.")
     return 0
+
+
+def _print_seat(seat: dict[str, Any], out: Any, table_type: Any) -> None:
+    out.print(
+        f"seat of session {seat['session_id']} (player {seat['player_id']}): {seat['status']}; "
+        f"bets {json.dumps(seat['bets'])}; staked {seat['staked']}, paid {seat['paid']}",
+        markup=False,
+    )
+    steps = table_type(title="decisions per step (0 = insurance)")
+    for col in ("step", "decision", "requested", "automatic"):
+        steps.add_column(col)
+    for k, d in seat["decisions"].items():
+        auto = d["automatic"] or ""
+        if d.get("late"):
+            auto += f" (late {d['late']['decision']} not applied)"
+        steps.add_row(k, str(d["decision"]), str(d["requested"] or ""), auto)
+    out.print(steps)
+    hands = table_type(title="hands (the engine's replay of the recorded inputs)")
+    for col in ("hand", "cards", "stake", "outcome", "payout"):
+        hands.add_column(col)
+    for i, h in enumerate(seat["hands"], start=1):
+        extra = " doubled" if h["doubled"] else " split" if h["split"] else ""
+        hands.add_row(
+            str(i), " ".join(h["cards"]), f"{h['stake']}{extra}", h["outcome"], str(h["payout"])
+        )
+    out.print(hands)
+    result = seat.get("result") or {}
+    for bet, stake, outcome, payout in result.get("sides", []):
+        out.print(
+            f"side bet {bet}: staked {stake}, {outcome or 'lost'}, paid {payout}", markup=False
+        )
+    if result:
+        out.print(
+            f"insurance paid {result.get('insurance', 0)}; round: staked {result['staked']}, "
+            f"returned {result['returned']}",
+            markup=False,
+        )
