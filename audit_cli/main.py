@@ -391,6 +391,15 @@ def cmd_rtp(args: argparse.Namespace, out: Console) -> int:
     if args.theoretical:
         return _print_theoretical(args, out)
     report = rtp.rtp_report(args.db, series=bool(args.plot))
+    from audit_cli.table_rtp import print_table_rtp, table_rtp
+
+    tables = table_rtp(args.db)  # the live blackjack tables, per bet type
+    if report.rounds == 0 and tables.rows:
+        if args.json:
+            out.print_json(json.dumps({**report.to_dict(), "tables": [tables.to_dict()]}))
+        else:
+            print_table_rtp(tables, out)
+        return EXIT_OK if report.ok else EXIT_FINDINGS
     if report.rounds == 0:
         # Nothing settled is not a finding: an empty (or only voided/open) log has no RTP.
         message = f"no settled rounds in {args.db}: no RTP to compare"
@@ -407,7 +416,10 @@ def cmd_rtp(args: argparse.Namespace, out: Console) -> int:
         except ImportError as e:
             raise SourceError(f"--plot needs matplotlib ({e})") from e
     if args.json:
-        out.print_json(json.dumps(report.to_dict()))
+        doc = report.to_dict()
+        if tables.rows:
+            doc["tables"] = [tables.to_dict()]
+        out.print_json(json.dumps(doc))
         return EXIT_OK if report.ok else EXIT_FINDINGS
     table = Table(title=f"audit-cli rtp: observed vs theoretical ({report.level:.0%} interval)")
     for col in ("game, variant\npaytable", "coins", "play", "rounds", "voided"):
@@ -453,6 +465,8 @@ def cmd_rtp(args: argparse.Namespace, out: Console) -> int:
     )
     if args.plot:
         out.print(f"plot of {panels} group(s) written to {args.plot}")
+    if tables.rows:
+        print_table_rtp(tables, out)
     if report.ok:
         out.print("[green]OK[/green]: every theoretical RTP lies inside its interval.")
         return EXIT_OK
