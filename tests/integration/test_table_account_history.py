@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from audit_cli.rounds import player_history
+from audit_cli.table_round import check_table_round
 from games.blackjack import Shoe
 from ledger.tables import commands as tc
 from ledger.tables.history import player_rounds, round_history, seat_history
@@ -195,3 +196,15 @@ def test_the_table_reads_show_both_voids(store: Store, played: tuple[Live, dict[
         assert history["void"] == {"reason": reason, "incident_id": incident}
         mine = seat_history(live.app, "T1", code, doc["ann"])
         assert mine["status"] == "voided"
+        audit = check_table_round(store.db, code, store.keyring.public_keys, doc["ann"])
+        assert audit.ok and audit.status.startswith("voided"), audit.problems
+        assert audit.seat is not None and audit.seat["status"] == "voided"
+        void = audit.seat["void"]
+        assert (void["reason"], void["incident_id"]) == (reason, incident)
+    # round 1 was voided after settlement: its void reversed the settlement's credit
+    r1_seat = check_table_round(store.db, r1, None, doc["ann"]).seat
+    assert r1_seat is not None and r1_seat["void"]["reversed_win"] == r1_seat["paid"]
+    assert r1_seat["void"]["refunded"] == r1_seat["staked"] == 1_100
+    r2_seat = check_table_round(store.db, r2, None, doc["ann"]).seat
+    assert r2_seat is not None and r2_seat["void"]["refunded"] == 500
+    assert r2_seat["void"]["reversed_win"] == doc["cash_out"]
