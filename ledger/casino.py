@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.application import AggregateNotFoundError, Application, ProcessingEvent
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, OperationalError, PersistenceError
 
@@ -51,6 +51,7 @@ from ledger.requests import (
 )
 from ledger.rounds import Round
 from ledger.settings import APP_NAME, Settings
+from ledger.snapshots import SnapshotStore, Snapshotter, construct_store
 from ledger.store import SigningEventStore, VerifyingMapper
 from ledger.unit_of_work import UnitOfWork
 
@@ -82,6 +83,7 @@ class Casino(Application[UUID]):
         self.batches = 0  # batches written and the commands in them, for the benchmarks
         self.batched_commands = 0
         self.fallbacks = 0  # batches run again command by command (a collision)
+        self.snapshotter: Snapshotter | None = None  # composed by bootstrap()
         env = self.settings.eventsourcing_env()
         if "SQLITE_DBNAME" in env:
             # Processes starting together on one SQLite file race to switch it to WAL and
@@ -109,6 +111,17 @@ class Casino(Application[UUID]):
     def construct_event_store(self) -> SigningEventStore:
         assert isinstance(self.mapper, VerifyingMapper)
         return SigningEventStore(self.mapper, self.recorder)
+
+    def construct_snapshot_store(self) -> SnapshotStore:
+        assert isinstance(self.mapper, VerifyingMapper)
+        assert isinstance(self.events, SigningEventStore)
+        return construct_store(self.factory, self.mapper, self.events, self.name)
+
+    def _take_snapshots(self, processing_event: ProcessingEvent[UUID]) -> None:
+        # The library's hook after every save (both the batch and the single-command
+        # path save through ``save``): signed snapshots, never failing the save.
+        if self.snapshotter is not None:
+            self.snapshotter.after_save(processing_event)
 
     # -- reading ----------------------------------------------------------------------
 

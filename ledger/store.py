@@ -228,21 +228,25 @@ class SigningEventStore(EventStore[UUID]):
         return iter(events)
 
 
+def canonical_sqlite_id(originator_id: str) -> UUID:
+    """Only the library's own spelling (32 lower-case hex digits): the signature covers
+    the UUID's bytes, so an upper-case copy of an aggregate's rows would otherwise verify
+    as a second aggregate and be checkpointed by the sealer."""
+    if (
+        type(originator_id) is not str
+        or len(originator_id) != 32
+        or not _HEX.issuperset(originator_id)
+    ):
+        raise TamperDetected(f"a row has a non-canonical originator id {originator_id!r}")
+    return UUID(originator_id)
+
+
 class AppendOnlySQLiteRecorder(SQLiteApplicationRecorder):
     def __init__(self, datastore: SQLiteDatastore, events_table_name: str = "stored_events"):
         super().__init__(datastore, events_table_name)
 
     def convert_originator_id(self, originator_id: str) -> UUID | str:
-        """Only the library's own spelling (32 lower-case hex digits): the signature
-        covers the UUID's bytes, so an upper-case copy of an aggregate's rows would
-        otherwise verify as a second aggregate and be checkpointed by the sealer."""
-        if (
-            type(originator_id) is not str
-            or len(originator_id) != 32
-            or not _HEX.issuperset(originator_id)
-        ):
-            raise TamperDetected(f"a row has a non-canonical originator id {originator_id!r}")
-        return UUID(originator_id)
+        return canonical_sqlite_id(originator_id)
 
     def construct_create_table_statements(self) -> list[str]:
         t = self.events_table_name
