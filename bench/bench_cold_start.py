@@ -90,7 +90,7 @@ def build(settings: Settings, rounds: int, sessions: int) -> dict[str, str]:
         bulk = max(0, rounds - 100)
         for start in [*range(0, bulk, 1_000), *range(bulk, rounds)]:
             stop = min(start + 1_000, bulk) if start < bulk else start + 1
-            record, _ = as_request(f"rounds-{start}", lambda a=start, b=stop: play(a, b))
+            record, _ = as_request(f"rounds-{start}", partial(play, start, stop))
             app.save(session, record)
         app.open_account("open-many", "many", "EUR")
         app.deposit("deposit-many", "many", 1_000_000)
