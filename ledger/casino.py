@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError, Application, ProcessingEvent
+from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, OperationalError, PersistenceError
 
@@ -112,16 +112,21 @@ class Casino(Application[UUID]):
         assert isinstance(self.mapper, VerifyingMapper)
         return SigningEventStore(self.mapper, self.recorder)
 
-    def construct_snapshot_store(self) -> SnapshotStore:
+    def construct_snapshot_store(self) -> SnapshotStore | None:  # type: ignore[override]
         assert isinstance(self.mapper, VerifyingMapper)
         assert isinstance(self.events, SigningEventStore)
         return construct_store(self.factory, self.mapper, self.events, self.name)
 
-    def _take_snapshots(self, processing_event: ProcessingEvent[UUID]) -> None:
-        # The library's hook after every save (both the batch and the single-command
-        # path save through ``save``): signed snapshots, never failing the save.
-        if self.snapshotter is not None:
-            self.snapshotter.after_save(processing_event)
+    def save(self, *objs: Any, **kwargs: Any) -> Any:
+        """The library's save; with the snapshots due (``ledger.snapshots``) written in
+        the same transaction. Both the batch and the single-command path save here."""
+        due = self.snapshotter.due(objs) if self.snapshotter is not None else []
+        if due:
+            kwargs["snapshots"] = due
+        recordings = super().save(*objs, **kwargs)
+        if due and self.snapshotter is not None:
+            self.snapshotter.taken += len(due)
+        return recordings
 
     # -- reading ----------------------------------------------------------------------
 

@@ -24,7 +24,6 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.application import ProcessingEvent
 from eventsourcing.domain import Aggregate, DomainEventProtocol, Snapshot
 from eventsourcing.persistence import (
     AggregateRecorder,
@@ -41,11 +40,16 @@ from psycopg.sql import SQL, Identifier
 
 from ledger import envelope
 from ledger.errors import TamperDetected
-from ledger.store import SigningEventStore, VerifyingMapper, canonical_sqlite_id
+from ledger.store import (
+    SQLITE_SNAPSHOTS,
+    SigningEventStore,
+    VerifyingMapper,
+    canonical_sqlite_id,
+    postgres_snapshots,
+)
 
 log = logging.getLogger("croupier.snapshots")
 SNAPSHOT_TOPIC = "croupier/snapshot@1"
-SQLITE_TABLE = "stored_snapshots"
 DEFAULT_EVERY = 100
 
 
@@ -187,8 +191,10 @@ def _signed(snap: DomainEventProtocol[UUID]) -> SignedSnapshot:
 
 
 class Snapshotter:
-    """Takes the snapshots due after a save: every aggregate of the registered types
-    whose events in this save reached a multiple of ``every``, at its new version."""
+    """Chooses the snapshots due in a save: every aggregate of the registered types whose
+    pending events reach a multiple of ``every``, at its new version (its state already
+    includes them). The signed store seals them and writes them in the events'
+    transaction, so a snapshot exists exactly when the events it summarises do."""
 
     def __init__(self, store: SnapshotStore, every: int, types: Sequence[type[Aggregate]]) -> None:
         if every < 1:
@@ -198,32 +204,30 @@ class Snapshotter:
         self.types = frozenset(types)
         self.taken = 0
 
-    def after_save(self, saved: ProcessingEvent[UUID]) -> None:
-        first: dict[UUID, int] = {}
-        for event in saved.events:
-            oid, version = event.originator_id, event.originator_version
-            first[oid] = min(version, first.get(oid, version))
+    def due(self, objs: Sequence[Any]) -> list[StoredEvent]:
+        """The plain (transcoded, not yet sealed) snapshots of ``objs`` due in this save."""
         due = []
-        for oid, aggregate in saved.aggregates.items():
-            if type(aggregate) not in self.types or oid not in first:
+        for agg in objs:
+            if type(agg) not in self.types:
                 continue
-            if (first[oid] - 1) // self.every < aggregate.version // self.every:
-                due.append(SignedSnapshot.take(aggregate))
-        if not due:
-            return
-        try:
-            self.store.put(due)
-        except Exception as e:  # the commands are committed; a snapshot is only a shortcut
-            log.warning("%d snapshots not written: %r", len(due), e)
-            return
-        self.taken += len(due)
+            pending = getattr(agg, "_pending_events", None)
+            if not pending:
+                continue
+            first = pending[0].originator_version
+            if (first - 1) // self.every >= agg.version // self.every:
+                continue
+            try:
+                due.append(self.store.mapper.to_stored_event(SignedSnapshot.take(agg)))
+            except Exception as e:  # a snapshot is only a shortcut: never fail the save
+                log.warning("no snapshot of %s v%s: %r", agg.id, agg.version, e)
+        return due
 
 
 # -- the snapshot table: append-only like the event table --------------------------------
 
 
 class AppendOnlySQLiteSnapshotRecorder(SQLiteAggregateRecorder):
-    def __init__(self, datastore: SQLiteDatastore, events_table_name: str = SQLITE_TABLE):
+    def __init__(self, datastore: SQLiteDatastore, events_table_name: str = SQLITE_SNAPSHOTS):
         super().__init__(datastore, events_table_name)
 
     def convert_originator_id(self, originator_id: str) -> UUID | str:
@@ -270,23 +274,36 @@ class AppendOnlyPostgresSnapshotRecorder(PostgresAggregateRecorder):
                 conn.execute(SQL("SELECT pg_advisory_unlock(hashtext('croupier-create-schema'))"))
 
 
-def postgres_table(app_name: str) -> str:
-    return f"{app_name.lower()}_snapshots"
-
-
 def construct_store(
     factory: InfrastructureFactory[Any],
     mapper: VerifyingMapper,
     events: SigningEventStore,
     app_name: str,
-) -> SnapshotStore:
-    """The snapshot store on the application's datastore (tables made when allowed)."""
+) -> SnapshotStore | None:
+    """The snapshot store on the application's datastore (its table made when allowed);
+    None, with a warning, when the table is not there and may not be made (a schema made
+    by an older ``croupier db init``): the events' transactions must never name it."""
     datastore = factory.datastore  # type: ignore[attr-defined]
     recorder: AggregateRecorder
     if isinstance(datastore, PostgresDatastore):
-        recorder = AppendOnlyPostgresSnapshotRecorder(datastore, postgres_table(app_name))
+        table = postgres_snapshots(f"{app_name.lower()}_events")
+        recorder = AppendOnlyPostgresSnapshotRecorder(datastore, table)
     else:
         recorder = AppendOnlySQLiteSnapshotRecorder(datastore)
     if getattr(factory, "env_create_table", lambda: True)():  # CROUPIER_CREATE_TABLES
         recorder.create_table()
+    elif not _exists(datastore, recorder):
+        log.warning("no snapshot table (run `croupier db init` again): snapshots are off")
+        return None
     return SnapshotStore(mapper, recorder, events)
+
+
+def _exists(datastore: Any, recorder: Any) -> bool:
+    name = recorder.events_table_name
+    with datastore.transaction(commit=False) as c:
+        if isinstance(datastore, PostgresDatastore):
+            c.execute(SQL("SELECT to_regclass(%s) AS t"), (f"{datastore.schema}.{name}",))
+            row = c.fetchone()
+            return bool(row and row["t"] is not None)
+        c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+        return c.fetchone() is not None

@@ -9,6 +9,7 @@ from typing import Any
 from uuid import UUID
 
 import pytest
+from eventsourcing.persistence import IntegrityError
 
 from ledger.accounts import Account, GameSession, account_id_for
 from ledger.casino import Casino
@@ -133,18 +134,44 @@ def test_the_snapshot_after_a_refused_one_is_taken_and_verifies(store: Store) ->
     assert refused(fresh) == 0
 
 
-def test_a_snapshot_write_that_fails_never_fails_the_command(store: Store) -> None:
+class UnencodableMapper:
+    """A mapper that cannot transcode anything (a fake for the snapshotter's store)."""
+
+    def to_stored_event(self, _: Any) -> Any:
+        raise TypeError("cannot encode")
+
+
+class StoreWithoutMapper:
+    mapper = UnencodableMapper()
+
+
+def test_a_snapshot_that_cannot_be_made_never_fails_the_command(store: Store) -> None:
     app = store.open(snapshot_every=1)
     sid = open_session(app, "bo", buy_in=1_000)
-    assert app.snapshots is not None
-
-    def broken(*_: Any, **__: Any) -> None:
-        raise OSError("disk full")
-
-    app.snapshots.recorder.insert_events = broken  # type: ignore[method-assign]
+    assert app.snapshotter is not None
+    app.snapshotter.store = StoreWithoutMapper()  # type: ignore[assignment]
     result = stake(app, "st", sid, "r", 10)
     assert result["balance"] == 990
     assert store.open().session_balance(sid) == 990
+
+
+def test_a_snapshot_is_written_in_its_events_transaction(store: Store) -> None:
+    # A save that fails (a version conflict) writes no snapshot: the snapshot at that
+    # version is the committed state's, never the losing writer's.
+    app = store.open(snapshot_every=1)
+    sid = open_session(app, "di", buy_in=1_000)
+    stale = app.repository.get(UUID(sid))
+    stake(app, "st", sid, "r", 10)  # commits the next version and its snapshot
+    stale.stake("other", 500)
+    with pytest.raises(IntegrityError):
+        app.save(stale)
+    raw = RawSnapshots(store)
+    versions = dict(raw.versions(sid))
+    raw.close()
+    fresh = store.open(snapshot_every=1)
+    snap = list(fresh.snapshots.get(UUID(sid), desc=True, limit=1))  # type: ignore[union-attr]
+    assert snap[0].originator_version == stale.version == max(versions)
+    assert snap[0].state["balance"] == 990 == fresh.session_balance(sid)
 
 
 def test_accounts_and_sessions_are_snapshotted_rounds_are_not(store: Store) -> None:
