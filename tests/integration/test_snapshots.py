@@ -160,7 +160,7 @@ def test_a_snapshot_is_written_in_its_events_transaction(store: Store) -> None:
     # version is the committed state's, never the losing writer's.
     app = store.open(snapshot_every=1)
     sid = open_session(app, "di", buy_in=1_000)
-    stale = app.repository.get(UUID(sid))
+    stale: GameSession = app.repository.get(UUID(sid))
     stake(app, "st", sid, "r", 10)  # commits the next version and its snapshot
     stale.stake("other", 500)
     with pytest.raises(IntegrityError):
