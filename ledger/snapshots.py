@@ -10,11 +10,13 @@ forged, swapped, replayed, orphaned, unreadable) is refused, logged, and the agg
 replayed from its events. ``audit-cli verify`` checks every snapshot's state against the
 replay of its events.
 
-Snapshots are taken from the aggregate just saved (its state is the replay of the events
-just committed), after the commit, when its events crossed a multiple of
-``Settings.snapshot_every``: one insert for all the snapshots of a save, outside the
-command's transaction. A snapshot that cannot be written (another process wrote it, the
-store failed) is logged and skipped: it is an optimisation, never part of a command.
+Snapshots are taken from the aggregate being saved (its state includes its pending
+events) when those events reach a multiple of ``Settings.snapshot_every``, at its new
+version; the signed store seals them against the event hashes it has just computed and
+inserts them in the events' transaction (``Casino.save``, ``SigningEventStore.put``), so a
+snapshot exists exactly when the events it summarises do, at no extra COMMIT. A snapshot
+that cannot be encoded is logged and skipped: it is a shortcut, never part of a command.
+``SnapshotStore.put`` (the library's ``take_snapshot``) writes one in its own transaction.
 """
 
 from __future__ import annotations
