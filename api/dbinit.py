@@ -6,7 +6,8 @@ Run by the role that is to own the schema (``--owner-url``, default
 its append-only triggers and the insert-lock function, and grants the application role
 (``--app-role``, an existing role) only what ``croupier serve`` needs:
 
-- ``USAGE`` on the schema; ``SELECT`` and ``INSERT`` on the event table; ``USAGE`` on its
+- ``USAGE`` on the schema; ``SELECT`` and ``INSERT`` on the event table and on the
+  snapshot table (``ledger.snapshots``, append-only too); ``USAGE`` on the event table's
   notification id sequence;
 - ``EXECUTE`` on ``croupier_lock_events()``, the owner's SECURITY DEFINER function that
   takes the recorder's EXCLUSIVE insert lock (``LOCK TABLE`` in that mode would need
@@ -23,9 +24,11 @@ from eventsourcing.postgres import PostgresDatastore
 from psycopg.sql import SQL, Identifier
 
 from ledger.settings import APP_NAME, postgres_env
-from ledger.store import LOCK_FUNCTION, AppendOnlyPostgresRecorder
+from ledger.snapshots import AppendOnlyPostgresSnapshotRecorder
+from ledger.store import LOCK_FUNCTION, AppendOnlyPostgresRecorder, postgres_snapshots
 
 EVENTS_TABLE = f"{APP_NAME}_events"
+SNAPSHOTS_TABLE = postgres_snapshots(EVENTS_TABLE)
 
 
 class DbInitError(Exception):
@@ -52,7 +55,9 @@ def init_db(owner_url: str, app_role: str) -> dict[str, str]:
             curs.execute(SQL("CREATE SCHEMA IF NOT EXISTS {0}").format(Identifier(schema)))
         recorder = AppendOnlyPostgresRecorder(datastore, events_table_name=EVENTS_TABLE)
         recorder.create_table()
+        AppendOnlyPostgresSnapshotRecorder(datastore, SNAPSHOTS_TABLE).create_table()
         s, t, role = Identifier(schema), Identifier(EVENTS_TABLE), Identifier(app_role)
+        snaps = Identifier(SNAPSHOTS_TABLE)
         seq = Identifier(f"{EVENTS_TABLE}_notification_id_seq")
         with datastore.transaction(commit=True) as curs:
             for statement in (
@@ -61,9 +66,13 @@ def init_db(owner_url: str, app_role: str) -> dict[str, str]:
                 SQL("GRANT SELECT, INSERT ON {s}.{t} TO {role}"),
                 SQL("GRANT USAGE ON SEQUENCE {s}.{seq} TO {role}"),
                 SQL("GRANT EXECUTE ON FUNCTION {s}.{lock}() TO {role}"),
+                SQL("REVOKE ALL ON {s}.{snaps} FROM {role}"),
+                SQL("GRANT SELECT, INSERT ON {s}.{snaps} TO {role}"),
             ):
                 curs.execute(
-                    statement.format(s=s, t=t, role=role, seq=seq, lock=Identifier(LOCK_FUNCTION))
+                    statement.format(
+                        s=s, t=t, role=role, seq=seq, lock=Identifier(LOCK_FUNCTION), snaps=snaps
+                    )
                 )
     finally:
         datastore.close()

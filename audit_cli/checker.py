@@ -9,6 +9,7 @@ the auditor (``pin``) or, unpinned, checked against the local keyring only.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -62,6 +63,8 @@ class Report:
     genesis_fingerprint: str | None = None
     log_id: str | None = None
     key_history: list[dict[str, Any]] = field(default_factory=list)
+    snapshots: int = 0
+    """Snapshots checked against the replay of their events (``audit_cli.snapshots``)."""
 
     @property
     def ok(self) -> bool:
@@ -80,6 +83,7 @@ class Report:
             "events_covered_by_last_checkpoint": self.covered,
             "events_not_yet_covered": self.uncovered,
             "latest_checkpoint": self.latest_head,
+            "snapshots_checked": self.snapshots,
             "findings": [asdict(f) for f in self.findings],
         }
 
@@ -130,6 +134,10 @@ class Checker:
         self.current: tuple[str, Ed25519PublicKey] | None = None
         self.legacy_kids: set[str] = set()
         self.legacy_rows = 0
+        # Called with (row, status, event hash, kid, key valid here) for every well-formed
+        # row once checked (the snapshot checks replay on this one pass).
+        self.observer: Callable[[Row, str, bytes, str, Ed25519PublicKey | None], None] | None
+        self.observer = None
 
     def find(self, check: str, message: str, row: Row | None = None) -> None:
         self.report.findings.append(
@@ -161,6 +169,8 @@ class Checker:
                 self.find("signature", f"{where}: signature does not verify", row)
             key = self._trust(row, position, status, extract, kid, fmt, where)
             self._chain(row, h, prev, where)
+            if self.observer is not None:
+                self.observer(row, status, h, kid, key)
             if status == "ok" and extract is not None:
                 self._money_and_checkpoints(row, position, extract, where, key)
 

@@ -2,7 +2,8 @@
 
 ``--db`` is a SQLite file path (or ``sqlite:///path``), or a ``postgresql://`` URL whose
 optional ``?schema=NAME`` selects the schema (default ``public``); the table is
-``stored_events`` on SQLite and ``casino_events`` on PostgreSQL.
+``stored_events`` on SQLite and ``casino_events`` on PostgreSQL (snapshots:
+``stored_snapshots`` and ``casino_snapshots``, absent when none was ever taken).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from ledger import envelope
 
 PG_TABLE = "casino_events"
 SQLITE_TABLE = "stored_events"
+PG_SNAPSHOTS = "casino_snapshots"
+SQLITE_SNAPSHOTS = "stored_snapshots"
 MAX_ROW_ID = envelope.MAX_ROW_ID
 """Row ids are assigned one after another: one beyond 2^48 is not a row this server wrote
 (and spans of ids are never materialised, so a huge id costs nothing)."""
@@ -272,3 +275,40 @@ def read_aggregate(db: str, originator_id: str) -> list[Row]:
         raise SourceError(f"cannot read {path}: {e}") from e
     finally:
         lite.close()
+
+
+def read_snapshot_rows(db: str) -> list[Row]:
+    """Every stored snapshot (``notification_id`` 0: the snapshot table has no row ids),
+    in the same canonical form as event rows; none when the table does not exist."""
+    if _is_pg(db):
+        import psycopg
+
+        url, schema = _pg(db)
+        try:
+            with psycopg.connect(url) as conn:
+                exists = conn.execute(
+                    "SELECT to_regclass(%s)", (f"{schema}.{PG_SNAPSHOTS}",)
+                ).fetchone()
+                if not exists or exists[0] is None:
+                    return []
+                cur = conn.execute(
+                    "SELECT 0, originator_id::text, originator_version, topic, state "
+                    f"FROM {schema}.{PG_SNAPSHOTS} ORDER BY originator_id, originator_version"
+                )
+                return [_pg_row(*r) for r in cur]
+        except psycopg.Error as e:
+            raise SourceError(f"cannot read the snapshots: {e}") from e
+    try:
+        with _lite(_sqlite_path(db)) as lite:
+            if not lite.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                (SQLITE_SNAPSHOTS,),
+            ).fetchone():
+                return []
+            found = lite.execute(
+                "SELECT 0, originator_id, originator_version, topic, state "
+                f"FROM {SQLITE_SNAPSHOTS} ORDER BY originator_id, originator_version"
+            )
+            return [_row(*r) for r in found]
+    except sqlite3.Error as e:
+        raise SourceError(f"cannot read the snapshots of {db}: {e}") from e

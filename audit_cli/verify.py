@@ -37,8 +37,10 @@ from audit_cli.rows import (
     is_sqlite,
     read_range,
     read_rows,
+    read_snapshot_rows,
     read_trust_rows,
 )
+from audit_cli.snapshots import SnapshotCheck
 from ledger import envelope, merkle
 
 CHUNK = 2000
@@ -50,12 +52,18 @@ __all__ = ["Finding", "Report", "verify", "verify_db"]
 _KEYS: dict[str, Ed25519PublicKey] = {}
 _LOG_ID: bytes | None = None
 _LEARNED: object = None
+_WANTED: dict[str, int] = {}
+"""Aggregate id -> newest snapshot version: those events go back to the parent whole
+(the snapshot checks replay them); every other row goes back without its state."""
 
 
-def _init(raw_keys: dict[str, bytes], log_id: bytes | None = None) -> None:
-    global _KEYS, _LOG_ID
+def _init(
+    raw_keys: dict[str, bytes], log_id: bytes | None = None, wanted: dict[str, int] | None = None
+) -> None:
+    global _KEYS, _LOG_ID, _WANTED
     _KEYS = {kid: Ed25519PublicKey.from_public_bytes(raw) for kid, raw in raw_keys.items()}
     _LOG_ID = log_id
+    _WANTED = wanted or {}
 
 
 _FIELDS = (
@@ -178,14 +186,20 @@ def _check_chunk(
     return [_check_row(r) for r in rows]
 
 
-def _check_range(
-    db: str, lo: int, hi: int
-) -> tuple[list[tuple[int, str, int, str]], list[Checked]]:
+def _check_range(db: str, lo: int, hi: int) -> tuple[list[Row], list[Checked]]:
     """Worker side of ``verify_db``: read a range of rows and check them; the rows go back
-    as plain tuples without their state, so the parent never handles the bulk of the log."""
+    without their state (but those a snapshot check replays), so the parent never
+    handles the bulk of the log."""
     rows = read_range(db, lo, hi)
     results = _check_chunk(rows)
-    return [(r.notification_id, r.originator_id, r.version, r.topic) for r in rows], results
+    return [_light(r) for r in rows], results
+
+
+def _light(r: Row) -> Row:
+    newest = _WANTED.get(r.originator_id)
+    if newest is not None and type(r.version) is int and r.version <= newest:
+        return r
+    return Row(r.notification_id, r.originator_id, r.version, r.topic, b"")
 
 
 def _raw(public_keys: dict[str, Ed25519PublicKey]) -> dict[str, bytes]:
@@ -206,6 +220,7 @@ def verify_db(
     jobs = jobs or os.cpu_count() or 1
     log_id, named = trust_candidates(read_trust_rows(db))
     gaps = is_sqlite(db)
+    snapshots = read_snapshot_rows(db)
     if jobs <= 1:
         return verify(
             read_rows(db),
@@ -216,21 +231,38 @@ def verify_db(
             pin=pin,
             check_gaps=gaps,
             learned=(log_id, named),
+            snapshots=snapshots,
         )
     raw = {**_raw(public_keys or {}), **named}
     checker = Checker(public_keys, anchor, pin, check_gaps=gaps)
+    snapshot_check = _snapshot_check(snapshots, checker)
+    wanted = snapshot_check.wanted if snapshot_check else {}
     ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-    with ctx.Pool(jobs, initializer=_init, initargs=(raw, log_id)) as pool:
+    with ctx.Pool(jobs, initializer=_init, initargs=(raw, log_id, wanted)) as pool:
         jobs_args = ((db, a, b) for a, b in chunk_bounds(db, CHUNK))
-        for ids, results in pool.imap(_range_job, jobs_args, chunksize=1):
-            rows = [Row(n, o, v, t, b"") for n, o, v, t in ids]
+        for rows, results in pool.imap(_range_job, jobs_args, chunksize=1):
             checker.feed(rows, results)
             if progress:
                 progress(len(rows))
+    return _finish(checker, snapshot_check)
+
+
+def _snapshot_check(snapshots: list[Row] | None, checker: Checker) -> SnapshotCheck | None:
+    if not snapshots:
+        return None
+    check = SnapshotCheck(snapshots, checker)
+    checker.observer = check.observe
+    return check
+
+
+def _finish(checker: Checker, snapshot_check: SnapshotCheck | None) -> Report:
+    if snapshot_check is not None:
+        snapshot_check.finish()
+        checker.report.snapshots = snapshot_check.checked
     return checker.finish()
 
 
-def _range_job(args: tuple[str, int, int]) -> tuple[list[tuple[int, str, int, str]], list[Checked]]:
+def _range_job(args: tuple[str, int, int]) -> tuple[list[Row], list[Checked]]:
     return _check_range(*args)
 
 
@@ -253,14 +285,18 @@ def verify(
     pin: str | None = None,
     check_gaps: bool = False,
     learned: tuple[bytes | None, dict[str, bytes]] | None = None,
+    snapshots: list[Row] | None = None,
 ) -> Report:
     """Verify every row. ``public_keys`` is the local keyring (for a log without genesis,
     and to check an unpinned genesis against); ``pin`` the genesis key's fingerprint an
     auditor pinned, which makes the log's own key history the only source of keys.
     ``anchor`` is a tree head published earlier (``tree_size``, ``root_hash``) that the
-    log must still contain: it catches a cut tail together with its checkpoints."""
+    log must still contain: it catches a cut tail together with its checkpoints.
+    ``snapshots`` (``rows.read_snapshot_rows``) are checked against the replay of the
+    events they summarise, on this same pass."""
     jobs = jobs or os.cpu_count() or 1
     checker = Checker(public_keys, anchor, pin, check_gaps=check_gaps)
+    snapshot_check = _snapshot_check(snapshots, checker)
     log_id, known = learned or (None, {})
     known = {**_raw(public_keys or {}), **known}
 
@@ -293,4 +329,4 @@ def verify(
                 checker.feed(c, res.get())
                 if progress:
                     progress(len(c))
-    return checker.finish()
+    return _finish(checker, snapshot_check)

@@ -22,6 +22,7 @@ from games.red_dog.adapter import RedDogAdapter
 from games.video_poker.adapter import GAME as VIDEO_POKER
 from games.video_poker.adapter import VideoPokerAdapter
 from ledger import commands as c
+from ledger.accounts import Account, GameSession
 from ledger.banking import Banking
 from ledger.casino import Casino, Handler
 from ledger.keys import Keyring
@@ -30,9 +31,11 @@ from ledger.red_dog import RedDogTable
 from ledger.rounds import new_seed
 from ledger.sessions import Sessions
 from ledger.settings import Settings
+from ledger.snapshots import SnapshotStore, Snapshotter
 from ledger.tables.base import ShoeMaker
 from ledger.tables.compose import Tables, guard_close, last_position, seat_index
 from ledger.tables.compose import handlers as table_handlers
+from ledger.tables.table import Table
 from ledger.video_poker import VideoPokerMachine
 
 
@@ -106,4 +109,9 @@ def bootstrap(
     if extra_handlers is not None:
         handlers.update(extra_handlers(rounds))
     app.handlers.update(handlers)
+    if isinstance(app.snapshots, SnapshotStore):
+        # The long-lived aggregates (DESIGN §1.2): a player's account, a game session, a
+        # live table; rounds, shoes and request records are short and never snapshotted.
+        every = app.settings.snapshot_every
+        app.snapshotter = Snapshotter(app.snapshots, every, (Account, GameSession, Table))
     return app

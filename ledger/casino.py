@@ -51,6 +51,7 @@ from ledger.requests import (
 )
 from ledger.rounds import Round
 from ledger.settings import APP_NAME, Settings
+from ledger.snapshots import SnapshotStore, Snapshotter, construct_store
 from ledger.store import SigningEventStore, VerifyingMapper
 from ledger.unit_of_work import UnitOfWork
 
@@ -82,6 +83,7 @@ class Casino(Application[UUID]):
         self.batches = 0  # batches written and the commands in them, for the benchmarks
         self.batched_commands = 0
         self.fallbacks = 0  # batches run again command by command (a collision)
+        self.snapshotter: Snapshotter | None = None  # composed by bootstrap()
         env = self.settings.eventsourcing_env()
         if "SQLITE_DBNAME" in env:
             # Processes starting together on one SQLite file race to switch it to WAL and
@@ -109,6 +111,22 @@ class Casino(Application[UUID]):
     def construct_event_store(self) -> SigningEventStore:
         assert isinstance(self.mapper, VerifyingMapper)
         return SigningEventStore(self.mapper, self.recorder)
+
+    def construct_snapshot_store(self) -> SnapshotStore | None:  # type: ignore[override]
+        assert isinstance(self.mapper, VerifyingMapper)
+        assert isinstance(self.events, SigningEventStore)
+        return construct_store(self.factory, self.mapper, self.events, self.name)
+
+    def save(self, *objs: Any, **kwargs: Any) -> Any:
+        """The library's save; with the snapshots due (``ledger.snapshots``) written in
+        the same transaction. Both the batch and the single-command path save here."""
+        due = self.snapshotter.due(objs) if self.snapshotter is not None else []
+        if due:
+            kwargs["snapshots"] = due
+        recordings = super().save(*objs, **kwargs)
+        if due and self.snapshotter is not None:
+            self.snapshotter.taken += len(due)
+        return recordings
 
     # -- reading ----------------------------------------------------------------------
 

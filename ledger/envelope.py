@@ -45,6 +45,20 @@ Key trust is itself in the log, in the aggregate ``uuid5(NAMESPACE_URL, "croupie
   ``proof`` = the new key's signature over ``b"croupier-key-rotation/v1\\x00" | log_id
   | len(old_kid):u8 | old_kid | new public key[32]`` (it holds the key it names).
 
+A **snapshot** (``ledger.snapshots``: the state of a long-lived aggregate at one version,
+stored in the snapshot table ``stored_snapshots`` on SQLite, ``casino_snapshots`` on
+PostgreSQL, never in the log) has the same envelope, with ``prev_hash`` = the event hash of
+the event at the snapshot's version (the last event it summarises) and the message of an
+event under its own domain, so no snapshot can pass for an event or an event for one::
+
+    b"croupier-snapshot/v1\x00" | log_id[16] | originator_id | version:u64be
+      | len(topic):u16be | topic | SHA-256(payload) | event hash of version | len(kid):u8 | kid
+
+It is valid only if signed by the key that signed the event it summarises, under the
+log id, and if its state equals the replay of that aggregate's events up to its version;
+anything else is refused on load (the events are replayed instead) and reported by
+``audit-cli verify``.
+
 A row (checkpoints included) is valid only if signed by the key valid at its position in
 notification order: the genesis key from the genesis row on, and each rotation's new key
 for the rows *after* the rotation row; a retired key signs nothing after its retirement.
@@ -80,6 +94,7 @@ TRUST_ID = uuid5(NAMESPACE_URL, "croupier:log-trust")  # 30178694-f6ef-5635-a87c
 GENESIS_TOPIC = "croupier/trust/genesis@1"
 ROTATED_TOPIC = "croupier/trust/rotated@1"
 _EVENT_DOMAIN = {1: b"croupier-event/v1\x00", 2: b"croupier-event/v2\x00"}
+_SNAPSHOT_DOMAIN = b"croupier-snapshot/v1\x00"
 _HASH_DOMAIN = b"croupier-event-hash/v1\x00"
 _HEAD_DOMAIN = {1: b"croupier-checkpoint/v1\x00", 2: b"croupier-checkpoint/v2\x00"}
 _ROTATION_DOMAIN = b"croupier-key-rotation/v1\x00"
@@ -136,6 +151,56 @@ def signing_message(
             k,
         )
     )
+
+
+def snapshot_message(
+    originator_id: UUID | str | bytes,
+    version: int,
+    topic: str,
+    payload: bytes,
+    summarised: bytes,
+    kid: str,
+    log_id: bytes,
+) -> bytes:
+    """What a snapshot's signature covers: an event's format 2 message under the snapshot
+    domain, with the event hash of the event it summarises in place of ``prev_hash``."""
+    msg = signing_message(originator_id, version, topic, payload, summarised, kid, log_id)
+    return _SNAPSHOT_DOMAIN + msg[len(_EVENT_DOMAIN[2]) :]
+
+
+def seal_snapshot(
+    key: Ed25519PrivateKey,
+    kid: str,
+    originator_id: UUID | str,
+    version: int,
+    topic: str,
+    payload: bytes,
+    summarised: bytes,
+    log_id: bytes,
+) -> bytes:
+    """The stored state bytes of a snapshot (format 2 envelope, ``prev_hash`` =
+    ``summarised``, the event hash of the event at ``version``)."""
+    msg = snapshot_message(originator_id, version, topic, payload, summarised, kid, log_id)
+    return encode(Envelope(kid, summarised, key.sign(msg), payload, 2))
+
+
+def check_snapshot(
+    public_key: Ed25519PublicKey,
+    originator_id: UUID | str,
+    version: int,
+    topic: str,
+    env: Envelope,
+    log_id: bytes,
+) -> None:
+    """Verify a decoded snapshot envelope's signature (``InvalidSignature`` if it does not,
+    ``EnvelopeError`` if it cannot be a snapshot). Whether ``env.prev_hash`` is the hash
+    of the event at ``version`` is the caller's check."""
+    if env.format != 2:
+        raise EnvelopeError("a snapshot is a format 2 envelope")
+    msg = snapshot_message(
+        originator_id, version, topic, env.payload, env.prev_hash, env.kid, log_id
+    )
+    public_key.verify(env.signature, msg)
 
 
 def event_hash(message: bytes, signature: bytes) -> bytes:
@@ -260,12 +325,15 @@ __all__ = [
     "EnvelopeError",
     "InvalidSignature",
     "check",
+    "check_snapshot",
     "decode",
     "encode",
     "event_hash",
     "rotation_message",
     "seal",
+    "seal_snapshot",
     "signing_message",
+    "snapshot_message",
     "tree_head_message",
     "verify_tree_head",
 ]

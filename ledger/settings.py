@@ -46,6 +46,9 @@ class Settings(BaseSettings):
     aggregate_cache_size: int | None = None
     # Group commit: at most this many waiting commands share one transaction.
     group_commit_max: int = 64
+    # Signed snapshots (ledger.snapshots) of accounts, sessions and tables every this many
+    # events; 0: none taken and none read (every load replays all the events).
+    snapshot_every: int = 100
     # HTTP API (``croupier serve``). Bearer tokens of the operator's backend and of the
     # auditors; when unset, generated on first run into DATA_DIR/api-tokens.json (0600).
     operator_token: SecretStr | None = None
@@ -82,6 +85,7 @@ class Settings(BaseSettings):
 
     def eventsourcing_env(self) -> dict[str, str]:
         env = {"AGGREGATE_CACHE_MAXSIZE": str(self.aggregate_cache_entries)}
+        env["IS_SNAPSHOTTING_ENABLED"] = "y" if self.snapshot_every > 0 else "n"
         if not self.create_tables:
             env["CREATE_TABLE"] = "n"
         if self.database_url:

@@ -30,6 +30,7 @@ from ledger.errors import TamperDetected
 from ledger.keys import Keyring
 
 _APPEND_ONLY = "croupier: event rows are append-only"
+SQLITE_SNAPSHOTS = "stored_snapshots"
 LOCK_FUNCTION = "croupier_lock_events"
 _HEX = frozenset("0123456789abcdef")
 
@@ -150,9 +151,19 @@ class SigningEventStore(EventStore[UUID]):
             raise TamperDetected(f"event {originator_id} v{version} is missing")
         return self.mapper.open(rows[0])[2]
 
+    def _summarised(
+        self, batch: dict[UUID | str, tuple[int, bytes]], oid: UUID | str, version: int
+    ) -> bytes:
+        sealed = batch.get(oid)
+        if sealed is not None and sealed[0] == version:
+            return sealed[1]
+        return self._hash_at(oid, version)
+
     def put(
         self, domain_events: Sequence[DomainEventProtocol[UUID]], **kwargs: Any
     ) -> list[Recording[UUID]]:
+        """Seal and insert the events; ``snapshots=`` (plain stored snapshots of
+        aggregates in this save) are sealed and inserted in the same transaction."""
         key, kid = self.mapper.signer or (
             self.mapper.keyring.signing_key,
             self.mapper.keyring.signing_kid,
@@ -160,6 +171,7 @@ class SigningEventStore(EventStore[UUID]):
         log_id = self.mapper.log_id
         if log_id is None:
             raise TamperDetected("the log has no genesis event: refusing to write")
+        snapshots: Sequence[StoredEvent] = kwargs.pop("snapshots", None) or ()
         stored: list[StoredEvent] = []
         batch: dict[UUID | str, tuple[int, bytes]] = {}
         hashes: list[tuple[int, bytes]] = []
@@ -175,6 +187,27 @@ class SigningEventStore(EventStore[UUID]):
             batch[oid] = (version, h)
             hashes.append((version, h))
             stored.append(StoredEvent(oid, version, plain.topic, state))
+        if snapshots:
+            # Snapshots (``ledger.snapshots``) of aggregates in this save, sealed against
+            # the event hash they summarise and written in the events' transaction.
+            kwargs["snapshots"] = [
+                StoredEvent(
+                    snap.originator_id,
+                    snap.originator_version,
+                    snap.topic,
+                    envelope.seal_snapshot(
+                        key,
+                        kid,
+                        snap.originator_id,
+                        snap.originator_version,
+                        snap.topic,
+                        snap.state,
+                        self._summarised(batch, snap.originator_id, snap.originator_version),
+                        log_id,
+                    ),
+                )
+                for snap in snapshots
+            ]
         ids = self.recorder.insert_events(stored, **kwargs)
         for s_ev, (_, h_ev) in zip(stored, hashes, strict=True):
             self.mapper.remember(s_ev.originator_id, s_ev.originator_version, s_ev.state, h_ev)
@@ -228,21 +261,40 @@ class SigningEventStore(EventStore[UUID]):
         return iter(events)
 
 
+def canonical_sqlite_id(originator_id: str) -> UUID:
+    """Only the library's own spelling (32 lower-case hex digits): the signature covers
+    the UUID's bytes, so an upper-case copy of an aggregate's rows would otherwise verify
+    as a second aggregate and be checkpointed by the sealer."""
+    if (
+        type(originator_id) is not str
+        or len(originator_id) != 32
+        or not _HEX.issuperset(originator_id)
+    ):
+        raise TamperDetected(f"a row has a non-canonical originator id {originator_id!r}")
+    return UUID(originator_id)
+
+
 class AppendOnlySQLiteRecorder(SQLiteApplicationRecorder):
     def __init__(self, datastore: SQLiteDatastore, events_table_name: str = "stored_events"):
         super().__init__(datastore, events_table_name)
 
     def convert_originator_id(self, originator_id: str) -> UUID | str:
-        """Only the library's own spelling (32 lower-case hex digits): the signature
-        covers the UUID's bytes, so an upper-case copy of an aggregate's rows would
-        otherwise verify as a second aggregate and be checkpointed by the sealer."""
-        if (
-            type(originator_id) is not str
-            or len(originator_id) != 32
-            or not _HEX.issuperset(originator_id)
-        ):
-            raise TamperDetected(f"a row has a non-canonical originator id {originator_id!r}")
-        return UUID(originator_id)
+        return canonical_sqlite_id(originator_id)
+
+    def _insert_events(
+        self, c: Any, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> Sequence[int] | None:
+        snapshots = kwargs.pop("snapshots", None)
+        ids = super()._insert_events(c, stored_events, **kwargs)
+        if snapshots:
+            c.executemany(
+                f"INSERT INTO {SQLITE_SNAPSHOTS} VALUES (?,?,?,?)",
+                [
+                    (UUID(str(s.originator_id)).hex, s.originator_version, s.topic, s.state)
+                    for s in snapshots
+                ],
+            )
+        return ids
 
     def construct_create_table_statements(self) -> list[str]:
         t = self.events_table_name
@@ -255,9 +307,29 @@ class AppendOnlySQLiteRecorder(SQLiteApplicationRecorder):
         ]
 
 
+def postgres_snapshots(events_table_name: str) -> str:
+    """The snapshot table beside an event table (``casino_events``: ``casino_snapshots``)."""
+    return events_table_name.removesuffix("_events") + "_snapshots"
+
+
 class AppendOnlyPostgresRecorder(PostgresApplicationRecorder):
     """Also serialises schema creation: processes starting at the same moment would
     otherwise deadlock on CREATE OR REPLACE of the trigger function and triggers."""
+
+    def _insert_stored_events(
+        self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> None:
+        snapshots = kwargs.pop("snapshots", None)
+        super()._insert_stored_events(curs, stored_events, **kwargs)
+        if snapshots:
+            # In the events' transaction, after the table lock (so two writers never wait
+            # on each other's snapshot rows), on another cursor: ``curs`` still has to
+            # return the events' notification ids.
+            with curs.connection.cursor() as other:
+                other.executemany(
+                    self.insert_snapshot_statement,
+                    [(s.originator_id, s.originator_version, s.topic, s.state) for s in snapshots],
+                )
 
     def create_table(self) -> None:
         # The library creates composite types in their own transactions before the tables;
@@ -278,6 +350,10 @@ class AppendOnlyPostgresRecorder(PostgresApplicationRecorder):
         # taken through a SECURITY DEFINER function of the table's owner: LOCK TABLE in
         # that mode needs UPDATE, DELETE or TRUNCATE, which the application role must not
         # have (`croupier db init` grants it only SELECT, INSERT and EXECUTE on this).
+        self.insert_snapshot_statement = SQL(
+            "INSERT INTO {schema}.{table} (originator_id, originator_version, topic, state) "
+            "VALUES (%s, %s, %s, %s)"
+        ).format(schema=schema, table=Identifier(postgres_snapshots(self.events_table_name)))
         self.lock_table_statements = [
             self.lock_table_statements[0],  # SET LOCAL lock_timeout
             SQL("SELECT {schema}.{lock}()").format(schema=schema, lock=lock),

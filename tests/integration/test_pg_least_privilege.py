@@ -95,6 +95,34 @@ def test_the_application_role_cannot_rewrite_the_log_or_switch_off_its_triggers(
     assert verify(read_rows(db), None, jobs=1, pin=_fingerprint(ring)).ok  # nothing changed
 
 
+def test_the_application_role_writes_snapshots_but_cannot_rewrite_them(
+    roles: Roles, tmp_path: Path
+) -> None:
+    assert (
+        croupier(["db", "init", "--app-role", roles.app, "--owner-url", roles.url(roles.owner)])
+        == 0
+    )
+    settings = Settings(
+        data_dir=tmp_path, database_url=roles.url(roles.app), create_tables=False, snapshot_every=1
+    )
+    app = bootstrap(settings, keyring=Keyring.generate())
+    app.open_account("o", "ada", "EUR")
+    app.deposit("d", "ada", 1_000)
+    assert app.snapshotter is not None and app.snapshotter.taken == 2
+    app.close()
+    table = f"{roles.schema}.casino_snapshots"
+    refused = []
+    for sql in (f"UPDATE {table} SET topic = 'x'", f"DELETE FROM {table}", f"TRUNCATE {table}"):
+        with psycopg.connect(PG_URL.replace("postgres@", f"{roles.app}@", 1), autocommit=True) as c:
+            try:
+                c.execute(sql)
+            except psycopg.Error as e:
+                refused.append(type(e).__name__)
+    assert refused == ["InsufficientPrivilege"] * 3
+    with psycopg.connect(PG_URL, autocommit=True) as c:
+        assert c.execute(f"SELECT count(*) FROM {table}").fetchone() == (2,)
+
+
 def test_without_db_init_the_application_role_cannot_start(roles: Roles, tmp_path: Path) -> None:
     with psycopg.connect(PG_URL, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {roles.schema} AUTHORIZATION {roles.owner}")
