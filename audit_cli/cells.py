@@ -65,49 +65,78 @@ def _pin(value: str | None, what: str) -> str | None:
 
 
 def verify_cells(cellmap: CellMap, *, jobs: int | None = None) -> CellsReport:
+    """Every cell verified; the index's head of each cell is also checked as an anchor of
+    that cell's log (its root over its size must be a prefix of the log)."""
     out = CellsReport()
+    heads = _read_index(cellmap, out)
     for cell in cellmap.cells:
-        report = verify_db(cell.db, _cell_keys(cell), jobs=jobs, pin=_pin(cell.pin, cell.name))
+        head = (heads or {}).get(cell.name)
+        anchor = head if _is_head(head) else None
+        report = verify_db(
+            cell.db, _cell_keys(cell), jobs=jobs, pin=_pin(cell.pin, cell.name), anchor=anchor
+        )
         out.reports[cell.name] = report
-        out.findings += [(cell.name, f) for f in report.findings]
+        for f in report.findings:
+            if f.check == "anchor":  # the index's head is not in this cell's log
+                f = Finding("cells-index-head", f"the index's head: {f.message}")
+            out.findings.append((cell.name, f))
         if report.trust != "pinned":
             out.warnings.append(f"cell {cell.name}: checked against an UNPINNED local keyring")
-    _check_index(cellmap, out)
+    if heads is not None:
+        _check_heads(cellmap, heads, out)
     return out
 
 
-def _check_index(cellmap: CellMap, out: CellsReport) -> None:
-    def finding(cell: str, check: str, message: str) -> None:
-        out.findings.append((cell, Finding(check, message)))
+def _is_head(head: dict[str, Any] | None) -> bool:
+    return (
+        head is not None
+        and type(head.get("seq")) is int
+        and head["seq"] > 0
+        and type(head.get("tree_size")) is int
+        and isinstance(head.get("root_hash"), str)
+        and len(head["root_hash"]) == 64
+        and all(c in "0123456789abcdef" for c in head["root_hash"])
+    )
+
+
+def _read_index(cellmap: CellMap, out: CellsReport) -> dict[str, dict[str, Any]] | None:
+    """The index's heads by cell, once its signature (and pin) are checked."""
+
+    def finding(check: str, message: str) -> None:
+        out.findings.append(("*", Finding(check, message)))
 
     try:
         doc = json.loads(cellmap.index_path.read_text())
     except (OSError, ValueError) as e:
-        finding("*", "cells-index-missing", f"cannot read the index {cellmap.index_path}: {e}")
-        return
+        finding("cells-index-missing", f"cannot read the index {cellmap.index_path}: {e}")
+        return None
     try:
         signer = index.check_signature(doc)
     except index.CellIndexError as e:
-        finding("*", "cells-index-signature", str(e))
-        return
+        finding("cells-index-signature", str(e))
+        return None
     pin = _pin(cellmap.index_pin, "index_pin")
     if pin is not None:
         out.index_trust = "pinned"
         if signer != pin:
-            finding(
-                "*", "cells-index-pin", f"the index is signed by {signer}, not the pinned {pin}"
-            )
+            finding("cells-index-pin", f"the index is signed by {signer}, not the pinned {pin}")
     else:
         out.warnings.append(f"the index key {signer} is not pinned (index_pin in the cell map)")
-    heads = {h["cell"]: h for h in doc["cells"]}
+    return {h["cell"]: h for h in doc["cells"]}
+
+
+def _check_heads(cellmap: CellMap, heads: dict[str, dict[str, Any]], out: CellsReport) -> None:
+    def finding(cell: str, check: str, message: str) -> None:
+        out.findings.append((cell, Finding(check, message)))
+
     for name in sorted(set(heads) - set(cellmap.names)):
         finding(name, "cells-index-cell", f"the index names cell {name!r}, which the map lacks")
     for name, report in out.reports.items():
         head = heads.get(name)
         if head is None:
             finding(name, "cells-index-cell", f"the index does not name cell {name!r}")
-            continue
-        _check_head(name, head, report, finding)
+        elif (name, "cells-index-head") not in {(c, f.check) for c, f in out.findings}:
+            _check_head(name, head, report, finding)  # (a head not in the log: said once)
 
 
 def _check_head(name: str, head: dict[str, Any], report: Report, finding: Any) -> None:
@@ -118,34 +147,32 @@ def _check_head(name: str, head: dict[str, Any], report: Report, finding: Any) -
             f"the index names log {head.get('log_id')} (genesis {head.get('genesis')}); "
             f"the cell's log is {report.log_id} (genesis {report.genesis_fingerprint})",
         )
-    latest = report.latest_head or {"seq": 0}
-    seq, newest = head.get("seq"), latest.get("seq", 0)
-    if not isinstance(seq, int):
-        finding(name, "cells-index-head", f"the index's head has no checkpoint number: {seq!r}")
-    elif seq < newest:
-        finding(
-            name,
-            "cells-index-stale",
-            f"the index names checkpoint {seq} (size {head.get('tree_size', 0)}); the cell "
-            f"has a newer one, {newest} (size {latest.get('tree_size')}): the index is out "
-            "of date",
-        )
-    elif seq > newest:
+    seq, newest = head.get("seq"), (report.latest_head or {}).get("seq", 0)
+    if not (head.get("seq") == 0 or _is_head(head)):
+        finding(name, "cells-index-head", f"the index's head of {name} is malformed: {head}")
+        return
+    assert isinstance(seq, int)
+    if seq > newest:
         finding(
             name,
             "cells-index-head",
             f"the index names checkpoint {seq} (size {head.get('tree_size')}), the cell's "
             f"newest is {newest}: checkpoints the index saw are gone",
         )
-    elif seq > 0:
-        for k in index.HEAD_FIELDS:
-            if head.get(k) != latest.get(k):
-                finding(
-                    name,
-                    "cells-index-head",
-                    f"checkpoint {seq}: the index says {k} {head.get(k)!r}, "
-                    f"the cell's log {latest.get(k)!r}",
-                )
+        return
+    # Out of date: the cell holds events the index's head does not cover. Checkpoint rows
+    # after it do not count (each checkpoint covers the previous checkpoint's row): the
+    # head of checkpoint k covers k - 1 checkpoint rows.
+    covered = int(head.get("tree_size", 0)) - max(seq - 1, 0)
+    uncovered = (report.events - report.checkpoints) - covered
+    if uncovered > 0:
+        finding(
+            name,
+            "cells-index-stale",
+            f"the index names checkpoint {seq} (size {head.get('tree_size', 0)}); the cell "
+            f"has {uncovered} event(s) after it (newest checkpoint {newest}): the index is "
+            "out of date",
+        )
 
 
 def cmd_verify_cells(args: argparse.Namespace, out: Console) -> int:
