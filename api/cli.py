@@ -9,6 +9,7 @@ import secrets
 import sys
 from datetime import UTC, datetime
 
+from cells.cli import add_cells
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.keys import KeyringError
@@ -92,6 +93,10 @@ def cmd_rotate_keys(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the HTTP API with uvicorn on the configured store until interrupted."""
+    if args.cells:
+        from cells.cli import serve_cells
+
+        return serve_cells(args)
     import uvicorn
 
     from api.app import create_app
@@ -206,8 +211,10 @@ def main(argv: list[str] | None = None) -> int:
     sv.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     sv.add_argument("--log-level", default="info", help="uvicorn log level (default info)")
     sv.add_argument("--no-access-log", action="store_true", help="no line per request")
+    sv.add_argument("--cells", help="serve every cell of this cell map (cells.json) on one address")
     sv.set_defaults(func=cmd_serve)
     add_wallet_sim(sub)
+    add_cells(sub)
     db = sub.add_parser("db", help="database administration (PostgreSQL)")
     dbsub = db.add_subparsers(dest="db_command", required=True)
     di = dbsub.add_parser(

@@ -64,6 +64,10 @@ def _pin(value: str | None) -> str | None:
 
 
 def cmd_verify(args: argparse.Namespace, out: Console) -> int:
+    if args.cells:
+        from audit_cli.cells import cmd_verify_cells
+
+        return cmd_verify_cells(args, out)
     args.pin = _pin(args.pin)
     keys = _load_keys(args)
     total = count_rows(args.db)
@@ -553,6 +557,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--trust-local-keyring",
         action="store_true",
         help="accept a check against the local keyring without a pinned genesis key",
+    )
+    v.add_argument(
+        "--cells",
+        help="a cell map (cells.json): verify every cell and the signed index of their heads",
     )
     v.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
     v.add_argument("--json", action="store_true", help="machine-readable output")

@@ -1,0 +1,1 @@
+"""Cells: a partitioned deployment of several croupier applications behind one address."""

@@ -1,0 +1,310 @@
+"""One HTTP address in front of every cell: each request goes to its cell's own croupier
+API (``api.app.create_app`` on that cell's Casino), chosen without a lookup where the
+request names its cell or its player:
+
+1. ``/cells/{cell}/…``: that cell (the path after the prefix); any route of the API;
+2. the header ``X-Croupier-Cell: {cell}`` (every routed response carries it);
+3. a session token names its cell (``{cell}~…``, :mod:`cells.tokens`);
+4. ``/v1/accounts/{player}…``, and the body's ``player_id`` of ``POST /v1/accounts`` and
+   ``POST /v1/sessions``: the player's cell by the map's rule (:meth:`CellMap.cell_for`);
+5. ``/v1/sessions/{id}…`` (the operator's token, no header), ``/v1/rounds/{code}…``,
+   ``/rounds/{code}``, ``/v1/audit/rounds/{code}…``: asked of each cell in turn until one
+   does not answer 404 (a 404 changes nothing, so a void or a close reaches only the cell
+   that holds its round or session);
+6. the rest of ``/v1/audit/…`` (checkpoints, proofs, events, keys) belongs to one log:
+   without a cell it is refused (400 ``cell-required``);
+7. anything else (``/v1/games``, ``/v1/currencies``, ``/openapi.json``, ``/docs``) is the
+   same in every cell: the first cell answers.
+
+Spanning the cells: ``GET /health`` (every cell's sealer and the cells sealer),
+``GET /v1/cells`` (operator or auditor: the cells with their logs and newest heads) and
+``GET /v1/cells/index`` (auditor: the latest signed index of the cells' tree heads).
+A session token sent with another cell's prefix or header is refused (403 ``wrong-cell``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from anyio import to_thread
+from fastapi import FastAPI
+
+from api.app import create_app
+from api.auth import Credentials, Role
+from cells.deployment import Cells
+from cells.tokens import for_cell, token_cell
+from ledger.settings import Settings
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+CELL_HEADER = b"x-croupier-cell"
+_PREFIX = re.compile(r"^/cells/([^/]+)(/.*)$")
+_ACCOUNT = re.compile(r"^/v1/accounts/([^/]+)")
+_BY_PLAYER_BODY = ("/v1/accounts", "/v1/sessions")
+_ASK_EACH = ("/v1/sessions/", "/v1/rounds/", "/rounds/", "/v1/audit/rounds/")
+
+
+class CellRouter:
+    """The ASGI application of ``croupier serve --cells``. Given open :class:`Cells`, it
+    leaves their lifecycle to the caller (tests); given a function that opens them, it
+    opens them on start-up, runs their sealer and closes them on shutdown."""
+
+    def __init__(
+        self,
+        cells: Cells | Callable[[], Cells],
+        settings: Settings,
+        credentials: Credentials,
+    ) -> None:
+        self.settings = settings
+        self.credentials = credentials
+        self.cells: Cells | None = None
+        self.apps: dict[str, FastAPI] = {}
+        self._open = None if isinstance(cells, Cells) else cells
+        if isinstance(cells, Cells):
+            self._attach(cells)
+
+    def _attach(self, cells: Cells) -> None:
+        self.cells = cells
+        self.apps = {
+            name: create_app(app, self.settings, credentials=for_cell(self.credentials, name))
+            for name, app in cells.apps.items()
+        }
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        if self.cells is None:
+            await _reply(send, 503, "starting", "the cells are not open yet")
+            return
+        await self._route(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    if self._open is not None:
+                        cells = await to_thread.run_sync(self._open)
+                        cells.seal()
+                        cells.start(self.settings.checkpoint_interval_seconds)
+                        self._attach(cells)
+                except Exception as e:
+                    await send({"type": "lifespan.startup.failed", "message": str(e)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                if self._open is not None and self.cells is not None:
+                    await to_thread.run_sync(self.cells.close)
+                    self.cells = None
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    # -- routing ------------------------------------------------------------------------
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
+        assert self.cells is not None
+        cellmap = self.cells.map
+        path: str = scope["path"]
+        headers = {k.lower(): v for k, v in scope.get("headers", [])}
+        token = _bearer(headers.get(b"authorization"))
+        named = token_cell(token) if token else None
+
+        chosen: str | None = None
+        m = _PREFIX.match(path)
+        if m:
+            chosen = m.group(1)
+            scope = dict(scope, path=m.group(2), raw_path=m.group(2).encode())
+            path = m.group(2)
+        elif CELL_HEADER in headers:
+            chosen = headers[CELL_HEADER].decode("latin-1").strip()
+        if chosen is not None:
+            if chosen not in self.apps:
+                await _reply(
+                    send, 404, "cell-not-found", f"no cell {chosen!r}; cells: {cellmap.names}"
+                )
+                return
+            if named is not None and named != chosen:
+                await _reply(
+                    send,
+                    403,
+                    "wrong-cell",
+                    f"this session token belongs to cell {named!r}, not {chosen!r}: "
+                    "send it without a cell prefix or header",
+                    cell=named,
+                )
+                return
+        if path in ("/health", "/v1/cells", "/v1/cells/index"):
+            await self._spanning(path, token, send)
+            return
+        if chosen is None and named is not None and named in self.apps:
+            chosen = named
+        if chosen is None and (m := _ACCOUNT.match(path)):
+            from urllib.parse import unquote
+
+            chosen = cellmap.cell_for(unquote(m.group(1))).name
+        if chosen is None and scope["method"] == "POST" and path in _BY_PLAYER_BODY:
+            body, receive = await _buffer(receive, self.settings.max_body_bytes)
+            if body is None:
+                await _reply(send, 413, "payload-too-large", "the request body is too large")
+                return
+            player = _player_id(body)
+            if player is not None and self._authenticated(token):
+                chosen = cellmap.cell_for(player).name
+        if chosen is None and path.startswith(_ASK_EACH):
+            await self._ask_each(scope, receive, send)
+            return
+        if chosen is None and path.startswith("/v1/audit/"):
+            await _reply(
+                send,
+                400,
+                "cell-required",
+                f"an audit request concerns one cell's log: prefix the path with /cells/NAME "
+                f"or send X-Croupier-Cell (cells: {', '.join(cellmap.names)})",
+            )
+            return
+        await self._forward(chosen or cellmap.names[0], scope, receive, send)
+
+    def _authenticated(self, token: str | None) -> bool:
+        return token is not None and self.credentials.identify(token) is not None
+
+    async def _forward(self, name: str, scope: Scope, receive: Receive, send: Send) -> None:
+        async def tagged(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = dict(message)
+                message["headers"] = [*message.get("headers", []), (CELL_HEADER, name.encode())]
+            await send(message)
+
+        await self.apps[name](scope, receive, tagged)
+
+    async def _ask_each(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body, _ = await _buffer(receive, self.settings.max_body_bytes)
+        if body is None:
+            await _reply(send, 413, "payload-too-large", "the request body is too large")
+            return
+        names = list(self.apps)
+        for i, name in enumerate(names):
+            sent = await self._capture(name, scope, body)
+            status = next((m["status"] for m in sent if m["type"] == "http.response.start"), 500)
+            if status != 404 or i == len(names) - 1:
+                for message in sent:
+                    await send(message)
+                return
+
+    async def _capture(self, name: str, scope: Scope, body: bytes) -> list[Message]:
+        """The cell's whole response to this request, kept (not yet sent)."""
+        sent: list[Message] = []
+        delivered = False
+
+        async def again() -> Message:
+            nonlocal delivered
+            if delivered:
+                return {"type": "http.disconnect"}
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def keep(message: Message) -> None:
+            sent.append(message)
+
+        await self._forward(name, scope, again, keep)
+        return sent
+
+    async def _spanning(self, path: str, token: str | None, send: Send) -> None:
+        assert self.cells is not None
+        cells = self.cells
+        if path == "/health":
+            doc: dict[str, Any] = {"status": "ok", "cells": {}}
+            for name, app in cells.apps.items():
+                sealer = app.sealer
+                doc["cells"][name] = {
+                    "status": "degraded" if sealer.last_error else "ok",
+                    "last_checkpoint_age_seconds": sealer.checkpoint_age(),
+                }
+                if sealer.last_error:
+                    doc["status"] = "degraded"
+            if cells.last_error:
+                doc["status"], doc["cells_sealer_error"] = "degraded", cells.last_error
+            await _json(send, 200, doc)
+            return
+        caller = self.credentials.identify(token) if token else None
+        if caller is None:
+            await _reply(send, 401, "unauthenticated", "a valid bearer token is required")
+            return
+        if path == "/v1/cells/index":
+            if caller.role is not Role.AUDITOR:
+                await _reply(send, 403, "forbidden", "the index is for auditors")
+                return
+            if cells.last_index is None:
+                await _reply(send, 404, "index-not-found", "no index has been signed yet")
+                return
+            await _json(send, 200, cells.last_index)
+            return
+        if caller.role not in (Role.OPERATOR, Role.AUDITOR):
+            await _reply(send, 403, "forbidden", "the cell map is for the operator and auditors")
+            return
+        heads = await to_thread.run_sync(cells.heads)
+        await _json(send, 200, {"cells": heads})
+
+
+def _bearer(header: bytes | None) -> str | None:
+    if header is None:
+        return None
+    scheme, _, token = header.decode("latin-1").partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
+def _player_id(body: bytes) -> str | None:
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return None
+    player = doc.get("player_id") if isinstance(doc, dict) else None
+    return player if isinstance(player, str) else None
+
+
+async def _buffer(receive: Receive, limit: int) -> tuple[bytes | None, Receive]:
+    """Read the whole body (at most ``limit`` bytes, else None) and a ``receive`` that
+    hands it to the cell's application again."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None, receive
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            break
+    body = b"".join(chunks)
+    delivered = False
+
+    async def again() -> Message:
+        nonlocal delivered
+        if delivered:
+            return await receive()
+        delivered = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return body, again
+
+
+async def _json(send: Send, status: int, doc: dict[str, Any]) -> None:
+    body = json.dumps(doc).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _reply(send: Send, status: int, code: str, message: str, **ids: str) -> None:
+    await _json(send, status, {"code": code, "message": message, **ids})
