@@ -15,8 +15,8 @@ the players (account, deposit, buy-in) is not timed. PostgreSQL at
 CROUPIER_TEST_POSTGRES_URL (default postgresql://postgres@127.0.0.1:5432/test), in a
 throw-away schema dropped after the run.
 
-    python bench/bench_table.py [--backend sqlite|postgres|both] [--clients N] [SEATS ...]
-    (default: both backends, 100 1000 10000 seats, 64 clients)
+    python bench/bench_table.py [--backend sqlite|postgres|both] [--clients N]
+        [--cache-mb MB] [SEATS ...]   (default: both, 100 1000 10000 seats, 64 clients)
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from ledger.casino import Casino
 from ledger.keys import Keyring
 from ledger.settings import Settings
 from ledger.tables import commands as tc
-from ledger.tables.replay import seat_of, shared_of
+from ledger.tables.replay import RoundStates, seat_of
 from ledger.tables.runner import TableRunner
 from ledger.tables.seat import TableSeat, seat_id_for
 from ledger.tables.table import rules_of
@@ -100,12 +100,11 @@ def basic_strategy(cards: list[int], soft: bool, total: int, up: int, offered: s
     return "hit" if hit and "hit" in offered else "stand"
 
 
-def choice(rnd: TableRound, record: TableSeat) -> str | None:
+def choice(rnd: TableRound, record: TableSeat, states: RoundStates) -> str | None:
     """What a player at this seat decides now (None: nothing to decide). The client reads
     what any player's screen shows: the shared cards and its own hand."""
-    rules = rules_of(rnd.config)
-    shared = shared_of(rnd, rules)
-    seat = seat_of(rnd, rules, record)
+    shared = states.shared
+    seat = seat_of(rnd, states.rules, record, states=states)
     offered = {o.kind.value for o in options(shared, seat)}
     if not offered:
         return None
@@ -157,62 +156,74 @@ def current(app: Casino) -> TableRound:
     return rnd
 
 
-def one_round(app: Casino, clock: Clock, seats: int, clients: int) -> dict[str, float]:
+class Phases:
+    """Wall and CPU (this process: the server, the clients, the runner) time per phase."""
+
+    def __init__(self) -> None:
+        self.wall: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        w, c = time.perf_counter(), time.process_time()
+        yield
+        self.wall[name] = time.perf_counter() - w
+        self.cpu[name] = time.process_time() - c
+
+
+def one_round(app: Casino, clock: Clock, seats: int, clients: int) -> Phases:
     app.command("table", tc.CreateTable(TABLE, "EUR", dict(CONFIG)))
     sessions = players(app, seats, clients)
     runner = TableRunner(app, TABLE, clock)
     runner.tick()
-    times: dict[str, float] = {}
+    phase = Phases()
 
     def bet(i: int, s: str) -> None:
         app.command(f"b{i}", tc.PlaceBet(s, TABLE, "main", 1_000))
         app.command(f"a{i}", tc.AllSideBets(s, TABLE))
 
-    t = time.perf_counter()
-    in_parallel(clients, sessions, bet)
-    times["betting"] = time.perf_counter() - t
+    with phase("betting"):
+        in_parallel(clients, sessions, bet)
     clock.now += timedelta(milliseconds=CONFIG["betting_ms"])
-    t = time.perf_counter()
-    runner.tick(max_actions=1)
-    times["deal"] = time.perf_counter() - t
+    with phase("deal"):
+        runner.tick(max_actions=1)
     while (rnd := current(app)).phase in ("step", "insurance"):
         k = rnd.step if rnd.phase == "step" else 0
         label = "insurance" if k == 0 else f"step {k}"
+        states = RoundStates(rnd, rules_of(rnd.config))  # what every screen shows
 
-        def decide(i: int, s: str, rnd: TableRound = rnd, k: int = k) -> None:
+        def decide(
+            i: int, s: str, rnd: TableRound = rnd, k: int = k, states: RoundStates = states
+        ) -> None:
             record = app.find(TableSeat, seat_id_for(rnd.id, s))
             assert record is not None
-            wanted = choice(rnd, record)
+            wanted = choice(rnd, record, states)
             if wanted is not None:
                 app.command(f"k{k}-{i}", tc.TableDecide(s, TABLE, k, wanted))
 
-        t = time.perf_counter()
-        in_parallel(clients, sessions, decide)
-        times[f"{label} decisions"] = time.perf_counter() - t
-        t = time.perf_counter()
-        done = runner.tick(max_actions=1)  # every seat decided: the window closes early
-        times[f"{label} close"] = time.perf_counter() - t
+        with phase(f"{label} decisions"):
+            in_parallel(clients, sessions, decide)
+        with phase(f"{label} close"):
+            done = runner.tick(max_actions=1)  # every seat decided: the window closes early
         assert done, f"{label} did not close early"
     if current(app).phase == "dealer":
-        t = time.perf_counter()
-        runner.tick(max_actions=1)
-        times["dealer"] = time.perf_counter() - t
-    t = time.perf_counter()
-    runner.tick()
-    times["settlement"] = time.perf_counter() - t
+        with phase("dealer"):
+            runner.tick(max_actions=1)
+    with phase("settlement"):
+        runner.tick()
     rnd = current(app)
     assert rnd.phase == "settled" and rnd.settled_seats == seats, (rnd.phase, rnd.settled_seats)
-    return times
+    return phase
 
 
 # -- stores ------------------------------------------------------------------------------------
 
 
 @contextmanager
-def sqlite_app(ring: Keyring, clock: Clock) -> Iterator[Casino]:
+def sqlite_app(ring: Keyring, clock: Clock, cache_mb: int) -> Iterator[Casino]:
     d = tempfile.mkdtemp(prefix="bench-table-")
     app = bootstrap(
-        Settings(data_dir=Path(d)),
+        Settings(data_dir=Path(d), cache_budget_mb=cache_mb),
         ring,
         clock=clock,
         live_tables=True,
@@ -226,14 +237,14 @@ def sqlite_app(ring: Keyring, clock: Clock) -> Iterator[Casino]:
 
 
 @contextmanager
-def postgres_app(ring: Keyring, clock: Clock) -> Iterator[Casino]:
+def postgres_app(ring: Keyring, clock: Clock, cache_mb: int) -> Iterator[Casino]:
     import psycopg
 
     schema = "bench_" + uuid.uuid4().hex[:10]
     with psycopg.connect(PG, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
     app = bootstrap(
-        Settings(database_url=f"{PG}?schema={schema}"),
+        Settings(database_url=f"{PG}?schema={schema}", cache_budget_mb=cache_mb),
         ring,
         clock=clock,
         live_tables=True,
@@ -247,21 +258,23 @@ def postgres_app(ring: Keyring, clock: Clock) -> Iterator[Casino]:
             conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
-def run(kind: str, seats: int, clients: int, ring: Keyring) -> float:
+def run(kind: str, seats: int, clients: int, cache_mb: int, ring: Keyring) -> float:
     """One round of ``seats`` seats; print its phases; return the per-seat cost in s."""
     clock = Clock()
     make = sqlite_app if kind == "sqlite" else postgres_app
-    with make(ring, clock) as app:
-        times = one_round(app, clock, seats, clients)
-        batches = app.batches
-    total = sum(times.values())
+    with make(ring, clock, cache_mb) as app:
+        phase = one_round(app, clock, seats, clients)
+        batches, commands = app.batches, app.batched_commands
+    total, cpu = sum(phase.wall.values()), sum(phase.cpu.values())
     load = "/".join(f"{x:.2f}" for x in os.getloadavg())
     print(
         f"{kind} {seats} seats, {clients} clients: round {total:.2f} s,"
-        f" {seats / total:,.0f} seats/s (load {load}; {batches} transactions)"
+        f" {seats / total:,.0f} seats/s, cpu {cpu:.2f} s (load {load};"
+        f" {commands} commands in {batches} transactions)"
     )
-    for phase, secs in times.items():
-        print(f"  {phase:22s} {secs:8.3f} s  {secs / seats * 1e3:7.3f} ms/seat")
+    print(f"  {'phase':22s} {'wall s':>8s} {'ms/seat':>8s} {'cpu s':>8s}")
+    for name, secs in phase.wall.items():
+        print(f"  {name:22s} {secs:8.3f} {secs / seats * 1e3:8.3f} {phase.cpu[name]:8.3f}")
     return total / seats
 
 
@@ -270,11 +283,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("seats", nargs="*", type=int, default=[100, 1_000, 10_000])
     ap.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="both")
     ap.add_argument("--clients", type=int, default=64, help="player threads (default 64)")
+    ap.add_argument(
+        "--cache-mb",
+        type=int,
+        default=512,
+        help="Settings.cache_budget_mb (default 512: a 10,000-seat round's aggregates and"
+        " event hashes stay in memory; the default 64 holds about 1,000 seats)",
+    )
     args = ap.parse_args(argv)
     kinds = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
     ring = Keyring.generate()
     for kind in kinds:
-        per_seat = {n: run(kind, n, args.clients, ring) for n in args.seats}
+        per_seat = {n: run(kind, n, args.clients, args.cache_mb, ring) for n in args.seats}
         base = min(args.seats)
         for n in sorted(per_seat):
             if n != base:

@@ -147,11 +147,13 @@ class BatchView:
         """Whether an aggregate read from the cache, and left unchanged, has newer events in
         the store (another process wrote it): then what the batch decided is not valid."""
         recorder = self.app.recorder
-        for aid, version in self.cached_at.items():
-            agg = self.held[aid]
-            if agg.version == version and recorder.select_events(aid, gt=version, limit=1):
-                return True
-        return False
+        unchanged = [(a, v) for a, v in self.cached_at.items() if self.held[a].version == v]
+        if not unchanged:
+            return False
+        any_newer = getattr(recorder, "any_newer", None)  # ledger.store: a few queries
+        if any_newer is not None:
+            return bool(any_newer(unchanged))
+        return any(recorder.select_events(a, gt=v, limit=1) for a, v in unchanged)
 
 
 _SHARED = frozenset({str, int, float, bool, type(None), bytes, UUID, datetime, date})
