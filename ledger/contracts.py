@@ -93,6 +93,10 @@ TABLE_ROUND_PAUSED: Final = "croupier/blackjack/round/paused@1"
 TABLE_ROUND_RESUMED: Final = "croupier/blackjack/round/resumed@1"
 TABLE_ROUND_VOIDED: Final = "croupier/blackjack/round/voided@1"
 
+TABLE_ROUND_CODE: Final = "croupier/blackjack/round-code@1"
+TABLE_ROUND_CODE_CREATED: Final = "croupier/blackjack/round-code/created@1"
+TABLE_ROUND_CODE_RECORDED: Final = "croupier/blackjack/round-code/recorded@1"
+
 SEAT: Final = "croupier/blackjack/seat@1"
 SEAT_CREATED: Final = "croupier/blackjack/seat/created@1"
 SEAT_OPENED: Final = "croupier/blackjack/seat/opened@1"

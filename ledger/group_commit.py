@@ -23,7 +23,8 @@ import logging
 from collections.abc import Callable
 from copy import deepcopy
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from datetime import date, datetime
+from typing import Any, Protocol, TypeVar, cast
 from uuid import UUID
 
 from eventsourcing.application import Repository
@@ -119,7 +120,7 @@ class BatchView:
                 cached = None
             if cached is not None:
                 # A copy: the cache must not see changes of a batch that may not commit.
-                agg: Aggregate = cast(Aggregate, deepcopy(cached))
+                agg: Aggregate = fresh_copy(cast(Aggregate, cached))
                 self.cached_at[aggregate_id] = agg.version
                 return agg
         found: Aggregate | None = self.app.find(Aggregate, aggregate_id)  # from the store
@@ -146,11 +147,54 @@ class BatchView:
         """Whether an aggregate read from the cache, and left unchanged, has newer events in
         the store (another process wrote it): then what the batch decided is not valid."""
         recorder = self.app.recorder
-        for aid, version in self.cached_at.items():
-            agg = self.held[aid]
-            if agg.version == version and recorder.select_events(aid, gt=version, limit=1):
-                return True
-        return False
+        unchanged = [(a, v) for a, v in self.cached_at.items() if self.held[a].version == v]
+        if not unchanged:
+            return False
+        any_newer = getattr(recorder, "any_newer", None)  # ledger.store: a few queries
+        if any_newer is not None:
+            return bool(any_newer(unchanged))
+        return any(recorder.select_events(a, gt=v, limit=1) for a, v in unchanged)
+
+
+_SHARED = frozenset({str, int, float, bool, type(None), bytes, UUID, datetime, date})
+"""Immutable types a copy shares instead of rebuilding (``deepcopy`` rebuilds every UUID
+and datetime through ``__reduce_ex__``: most of the cost of copying an aggregate)."""
+
+
+AggregateT = TypeVar("AggregateT", bound=Aggregate)
+
+
+def fresh_copy(agg: AggregateT) -> AggregateT:
+    """A deep copy of ``agg``: every list, dict and set is new (aliases kept, as
+    ``deepcopy`` keeps them), immutable values are shared, anything else is deep-copied."""
+    memo: dict[int, Any] = {}
+    copied: AggregateT = object.__new__(type(agg))
+    memo[id(agg)] = copied
+    copied.__dict__.update({k: _fresh(v, memo) for k, v in vars(agg).items()})
+    return copied
+
+
+def _fresh(value: Any, memo: dict[int, Any]) -> Any:
+    kind = type(value)
+    if kind in _SHARED:
+        return value
+    done = memo.get(id(value))
+    if done is not None:
+        return done
+    out: Any
+    if kind is list:
+        out = memo[id(value)] = []
+        out.extend(v if type(v) in _SHARED else _fresh(v, memo) for v in value)
+    elif kind is dict:
+        out = memo[id(value)] = {}
+        for k, v in value.items():
+            out[k] = v if type(v) in _SHARED else _fresh(v, memo)
+    elif (kind is tuple or kind is frozenset) and all(type(v) in _SHARED for v in value):
+        out = value
+    else:
+        out = deepcopy(value, memo)
+    memo[id(value)] = out
+    return out
 
 
 class _Fallback(Exception):

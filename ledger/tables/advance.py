@@ -31,7 +31,8 @@ from ledger.rounds import commitment, seal_seed
 from ledger.tables import commands as tc
 from ledger.tables.base import NotDue, Result, Stale, TableBase, iso, parse_time
 from ledger.tables.betting import GAME
-from ledger.tables.replay import seat_of, shared_of
+from ledger.tables.codes import TableRoundCode
+from ledger.tables.replay import seat_of
 from ledger.tables.seat import OPEN, TableSeat
 from ledger.tables.shoe import TableShoe, shoe_id_for
 from ledger.tables.table import Table, rules_of
@@ -122,8 +123,9 @@ class Runner(TableBase):
             deadline=iso(at + timedelta(milliseconds=config["betting_ms"])),
             seats_from=self.last_position(),
         )
-        assert rnd.id == table_round_id_for(table.table, number)
-        uow.add(rnd)
+        rnd_id = str(rnd.id)
+        assert rnd_id == str(table_round_id_for(table.table, number))
+        uow.add(rnd, TableRoundCode(code=code, table=table.table, number=number, round_id=rnd_id))
         table.round_started(number=number, round_id=str(rnd.id), code=code)
         return {"round": number, "code": code, "phase": rnd.phase}
 
@@ -138,9 +140,10 @@ class Runner(TableBase):
     def _state(
         self, uow: UnitOfWork, rnd: TableRound
     ) -> tuple[SharedRound, list[TableSeat], list[Seat]]:
-        rules = rules_of(rnd.config)
+        states = self.states(rnd)
         records = self.dealt_seats(uow, rnd)
-        return shared_of(rnd, rules), records, [seat_of(rnd, rules, r) for r in records]
+        seats = [seat_of(rnd, states.rules, r, states=states) for r in records]
+        return states.shared, records, seats
 
     def _all_decided(
         self, shared: SharedRound, records: list[TableSeat], seats: list[Seat]
@@ -169,9 +172,9 @@ class Runner(TableBase):
                 at=iso(at), deadline=iso(at + timedelta(milliseconds=rnd.config["betting_ms"]))
             )
             return {"round": rnd.number, "phase": rnd.phase, "seats": 0}
-        rules = rules_of(rnd.config)
-        base = shared_of(rnd, rules)
-        seats = [seat_of(rnd, rules, s) for s in seated]
+        states = self.states(rnd)
+        base = states.shared
+        seats = [seat_of(rnd, states.rules, s, states=states) for s in seated]
         shoe = self.shoe(uow, rnd)
         dealt, _ = deal(base, seats, shoe)
         assert dealt.up is not None
@@ -242,8 +245,7 @@ class Runner(TableBase):
     ) -> Result:
         if rnd.phase != "dealer":
             raise Stale(f"{rnd.code} is not at the dealer's turn")
-        shared = shared_of(rnd, rules_of(rnd.config))
-        after = play_dealer(shared, self.shoe(uow, rnd))
+        after = play_dealer(self.states(rnd).shared, self.shoe(uow, rnd))
         assert after.hole is not None
         rnd.dealer_played(
             at=iso(at), hole=str(after.hole), draws=[str(c) for c in after.dealer_draws]
@@ -259,11 +261,11 @@ class Runner(TableBase):
             raise Stale(f"{rnd.code} is not settling")
         size = int(rnd.config["settle_batch"])
         batch = rnd.seats[cmd.step * size : (cmd.step + 1) * size]
-        rules = rules_of(rnd.config)
-        shared = shared_of(rnd, rules)
+        states = self.states(rnd)
         records = [r for r in (uow.get(TableSeat, UUID(s)) for s in batch) if r is not None]
         todo = [r for r in records if r.status == OPEN]
-        results = settle_seats(shared, [seat_of(rnd, rules, r) for r in todo])
+        seats = [seat_of(rnd, states.rules, r, states=states) for r in todo]
+        results = settle_seats(states.shared, seats)
         for record, result in zip(todo, results, strict=True):
             session = uow.session(record.session_id)
             credit = result.returned - record.credited
@@ -298,16 +300,15 @@ class Runner(TableBase):
         dealt = self.dealt_seats(uow, rnd)
         if any(r.status == OPEN for r in dealt):
             raise NotDue(f"{rnd.code} has seats still to settle")
-        for late in self.seats_of(uow, rnd):
-            if str(late.id) not in rnd.seats and late.status == OPEN and late.chips:
+        for late in self.seats_of(uow, rnd, skip=rnd.seated):
+            if late.status == OPEN and late.chips:
                 # A bet that landed after the deal read the seats: it never played.
                 session = uow.session(late.session_id)
                 session.refund(rnd.code, late.debited)
                 late.bets_cancelled(reason="after-the-deal", refunded=late.debited)
                 session.round_closed(rnd.code, None)
-        shared = shared_of(rnd, rules_of(rnd.config))
         shoe = self.shoe(uow, rnd)
-        position = shared.next_position
+        position = self.states(rnd).shared.next_position
         # seed 002: the round that brings out the cut card finishes; then a new shoe
         next_start = None if position - 1 >= shoe.cut_index else position
         staked = sum(int(r.result["staked"]) for r in dealt)

@@ -4,6 +4,11 @@ The shoe's cards are derived from its unsealed seed when a window closes (by the
 and kept in memory for the process; no card beyond those shown is ever written or
 returned. Seats are found through the log's notifications of seat openings after the
 round's ``seats_from`` position (a player's command never writes the table round).
+
+A command for one seat costs the same however many seats the round has: the seat is found
+by its id (round, session), whether it was dealt in through a set, and the round's rules
+and shared states (what every seat's replay goes through) are computed once per committed
+round version and kept (:meth:`TableBase.states`), never per command or per seat.
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ from games.blackjack import Rules, Shoe, shoe_from_seed
 from ledger.errors import LedgerError
 from ledger.keys import Keyring
 from ledger.rounds import unseal_seed
+from ledger.tables.codes import round_by_code
 from ledger.tables.errors import TableNotFound
+from ledger.tables.replay import RoundStates
 from ledger.tables.seat import TableSeat
 from ledger.tables.shoe import TableShoe
 from ledger.tables.table import Table, rules_of, table_id_for
@@ -30,6 +37,8 @@ SeatIndex = Callable[[int], list[UUID]]
 """Ids of seat aggregates opened after a notification id (their opening events)."""
 LastPosition = Callable[[], int]
 Result = dict[str, Any]
+KEPT_ROUNDS = 8
+"""Round versions whose rules and shared states a handler keeps (a few tables' rounds)."""
 
 
 class NotDue(LedgerError):
@@ -70,6 +79,8 @@ class TableBase:
         self.last_position = last_position
         self.shoe_maker = shoe_maker
         self._shoes: dict[UUID, Shoe] = {}
+        self._rules: dict[UUID, Rules] = {}
+        self._states: dict[tuple[UUID, int], RoundStates] = {}
 
     def table(self, uow: UnitOfWork, table: str) -> Table:
         found = uow.get(Table, table_id_for(table)) if isinstance(table, str) else None
@@ -82,6 +93,33 @@ class TableBase:
         if t.round_id is None:
             return t, None
         return t, uow.get(TableRound, UUID(t.round_id))
+
+    def round_by_code(self, uow: UnitOfWork, table: str, code: str) -> TableRound | None:
+        found: TableRound | None = round_by_code(uow.get, table, code)
+        return found
+
+    def rules(self, rnd: TableRound) -> Rules:
+        """The engine's rules of the round (its configuration is fixed when it opens)."""
+        rules = self._rules.get(rnd.id)
+        if rules is None:
+            if len(self._rules) >= KEPT_ROUNDS:
+                self._rules.clear()
+            rules = self._rules[rnd.id] = rules_of(rnd.config)
+        return rules
+
+    def states(self, rnd: TableRound) -> RoundStates:
+        """The round's shared states for replaying its seats. Kept per (round, version)
+        only for a committed version (no pending event): a version this handler changed
+        in a batch that may not commit is computed afresh, never kept."""
+        if getattr(rnd, "_pending_events", None):
+            return RoundStates(rnd, self.rules(rnd))
+        key = (rnd.id, rnd.version)
+        states = self._states.get(key)
+        if states is None:
+            if len(self._states) >= KEPT_ROUNDS:
+                self._states.clear()
+            states = self._states[key] = RoundStates(rnd, self.rules(rnd))
+        return states
 
     def shoe(self, uow: UnitOfWork, rnd: TableRound) -> Shoe:
         sid = UUID(rnd.shoe_id)
@@ -102,10 +140,15 @@ class TableBase:
             self.keyring.sealing_keys[record.sealing_kid], record.id, record.sealed_seed
         )
 
-    def seats_of(self, uow: UnitOfWork, rnd: TableRound) -> list[TableSeat]:
-        """Every seat opened in this round (whatever its status), in opening order."""
+    def seats_of(
+        self, uow: UnitOfWork, rnd: TableRound, skip: frozenset[str] = frozenset()
+    ) -> list[TableSeat]:
+        """Every seat opened in this round (whatever its status), in opening order; the
+        seats whose ids are in ``skip`` are not even loaded."""
         out: list[TableSeat] = []
         for sid in self.seat_index(rnd.seats_from):
+            if skip and str(sid) in skip:
+                continue
             seat = uow.get(TableSeat, sid)
             if seat is not None and seat.round_id == str(rnd.id):
                 out.append(seat)

@@ -25,9 +25,9 @@ from ledger.tables.errors import (
     TablePaused,
     UnknownBet,
 )
-from ledger.tables.replay import seat_of, shared_of
+from ledger.tables.replay import seat_of
 from ledger.tables.seat import CANCELLED, OPEN, TableSeat, seat_id_for
-from ledger.tables.table import BET_TYPES, rules_of
+from ledger.tables.table import BET_TYPES
 from ledger.tables.table_round import TableRound
 from ledger.unit_of_work import UnitOfWork
 
@@ -68,8 +68,10 @@ class Betting(TableBase):
     def _seat(self, uow: UnitOfWork, rnd: TableRound, session: GameSession) -> TableSeat | None:
         return uow.get(TableSeat, seat_id_for(rnd.id, session.id))
 
-    def _open_seat(self, uow: UnitOfWork, rnd: TableRound, session: GameSession) -> TableSeat:
-        seat = self._seat(uow, rnd, session)
+    def _open_seat(
+        self, uow: UnitOfWork, rnd: TableRound, session: GameSession, seat: TableSeat | None
+    ) -> TableSeat:
+        """``seat``: the session's seat as the handler found it (None: none yet)."""
         if seat is None:
             session.check_idle()
             seat = TableSeat(
@@ -127,7 +129,7 @@ class Betting(TableBase):
         amount = check_amount(cmd.amount, "bet")
         seat = self._seat(uow, rnd, session)
         name = self._check_chip(rnd, seat, cmd.bet, amount)
-        seat = self._open_seat(uow, rnd, session)
+        seat = self._open_seat(uow, rnd, session, seat)
         self._place(session, rnd, seat, [(name, amount)], "chip")
         return seat_view(seat, session)
 
@@ -158,7 +160,7 @@ class Betting(TableBase):
             raise RepeatNotAllowed("no previous round's bets at this table to repeat")
         chips = [(b, int(last["bets"][b])) for b in BET_TYPES if last["bets"].get(b)]
         self._check_all(rnd, chips)
-        seat = self._open_seat(uow, rnd, session)
+        seat = self._open_seat(uow, rnd, session, seat)
         self._place(session, rnd, seat, chips, "repeat")
         return seat_view(seat, session)
 
@@ -214,11 +216,11 @@ class Betting(TableBase):
                 f"step {cmd.step} is not open at table {cmd.table}", game_code=code, step=cmd.step
             )
         record = self._seat(uow, rnd, session)
-        if record is None or str(record.id) not in rnd.seats:
+        if record is None or not rnd.dealt_in(str(record.id)):
             raise NotSeated(f"session {session.id} has no seat in {rnd.code}", game_code=rnd.code)
-        rules = rules_of(rnd.config)
-        shared = shared_of(rnd, rules)
-        seat = seat_of(rnd, rules, record)
+        states = self.states(rnd)
+        rules, shared = states.rules, states.shared
+        seat = seat_of(rnd, rules, record, states=states)
         d = check_decision(shared, seat, cmd.decision)
         cost = 0
         if d.kind in (DecisionKind.DOUBLE, DecisionKind.SPLIT):
@@ -256,13 +258,11 @@ class Betting(TableBase):
         if rnd is None:
             return []
         record = self._seat(uow, rnd, session)
-        if record is None or str(record.id) not in rnd.seats:
+        if record is None or not rnd.dealt_in(str(record.id)):
             return []
-        rules = rules_of(rnd.config)
-        return [
-            [o.kind.value, o.amount]
-            for o in options(shared_of(rnd, rules), seat_of(rnd, rules, record))
-        ]
+        states = self.states(rnd)
+        seat = seat_of(rnd, states.rules, record, states=states)
+        return [[o.kind.value, o.amount] for o in options(states.shared, seat)]
 
     # -- connection (seed 002 "Disconnessione") -----------------------------------------
 

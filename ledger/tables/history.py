@@ -11,20 +11,19 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from ledger.tables.codes import round_by_code
 from ledger.tables.compose import seat_index
 from ledger.tables.errors import TableNotFound
 from ledger.tables.replay import seat_of
 from ledger.tables.seat import TableSeat, seat_id_for
-from ledger.tables.table import Table, rules_of, table_id_for
+from ledger.tables.table import rules_of
 from ledger.tables.table_round import TableRound
 
 GAME = "blackjack"
 
 
 def _round(app: Any, table: str, code: str) -> TableRound:
-    found = app.find(Table, table_id_for(table))
-    rid = None if found is None else found.codes.get(code)
-    rnd = None if rid is None else app.find(TableRound, UUID(rid))
+    rnd = round_by_code(app.find, table, code)
     if rnd is None:
         raise TableNotFound(f"no round {code!r} at table {table!r}", game_code=code)
     return rnd  # type: ignore[no-any-return]

@@ -62,9 +62,8 @@ class Operator(TableBase):
         }
 
     def void(self, uow: UnitOfWork, cmd: tc.VoidTableRound) -> Result:
-        table = self.table(uow, cmd.table)
-        rid = table.codes.get(cmd.code)
-        rnd = None if rid is None else uow.get(TableRound, UUID(rid))
+        self.table(uow, cmd.table)
+        rnd = self.round_by_code(uow, cmd.table, cmd.code)
         if rnd is None:
             raise TableNotFound(f"no round {cmd.code!r} at table {cmd.table}", game_code=cmd.code)
         if rnd.phase == "voided":

@@ -40,8 +40,8 @@ def closed_steps(rnd: TableRound) -> list[int]:
     return sorted(int(k) for k in rnd.automatic if k != "0")
 
 
-def automatic_at(rnd: TableRound, step: int) -> set[str]:
-    return {a[0] for a in rnd.automatic.get(str(step), [])}
+def automatic_at(rnd: TableRound, step: int) -> frozenset[str]:
+    return rnd.automatic_seats.get(str(step), frozenset())
 
 
 def _dealt(rnd: TableRound, base: SharedRound) -> SharedRound:
@@ -116,37 +116,61 @@ def _decide(
     return decide(shared, seat, asked, funded=reason is None)
 
 
+class RoundStates:
+    """The shared states every seat of one round version replays through: the open round,
+    the deal, each closed step and now. They depend on the table round alone, so a
+    handler computes them once for all the seats it replays (:meth:`TableBase.states`
+    keeps them per committed round version) instead of once per seat."""
+
+    def __init__(self, rnd: TableRound, rules: Rules, cashout: CashoutOffers | None = None):
+        self.rules = rules
+        self.base = open_round(rules, rnd.start, cashout)
+        self.dealt = None if rnd.up is None else _dealt(rnd, self.base)
+        self.steps: list[tuple[str, SharedRound, frozenset[str], Card | None]] = []
+        if self.dealt is not None:
+            for k in closed_steps(rnd):
+                shown = card(rnd.step_cards[k - 1]) if k - 1 < len(rnd.step_cards) else None
+                self.steps.append(
+                    (str(k), _step_state(self.dealt, rnd, k), automatic_at(rnd, k), shown)
+                )
+        self.insurance_closed = "0" in rnd.automatic
+        self.insured_automatically = automatic_at(rnd, 0)
+        self.open_step = str(rnd.step) if rnd.phase == "step" else None
+        self.shared = shared_of(rnd, rules, cashout)
+        """The shared round as the table round's events have left it (:func:`shared_of`)."""
+
+
 def seat_of(
     rnd: TableRound,
     rules: Rules,
     record: TableSeat,
     cashout: CashoutOffers | None = None,
     observe: Observer | None = None,
+    states: RoundStates | None = None,
 ) -> Seat:
-    """One seat's engine state now: its bets, the deal, its decisions step by step."""
-    base = open_round(rules, rnd.start, cashout)
+    """One seat's engine state now: its bets, the deal, its decisions step by step
+    (``states``: the round's shared states, if the caller has them already)."""
+    st = states if states is not None else RoundStates(rnd, rules, cashout)
     bets = record.bets()
     sides = {k: v for k, v in bets.items() if k != "main"}
     sid = str(record.id)
-    seat = place_bets(base, sid, bets.get("main", 0), sides)
-    if rnd.up is None:
+    seat = place_bets(st.base, sid, bets.get("main", 0), sides)
+    dealt = st.dealt
+    if dealt is None:
         return seat
-    dealt = _dealt(rnd, base)
     seat = deal_seat(dealt, seat)
+    decisions = record.decisions
     if dealt.phase is Phase.INSURANCE:
-        if sid not in automatic_at(rnd, 0):
-            seat = _decide(dealt, seat, record.decisions.get("0"), observe)
-        if "0" not in rnd.automatic:
+        if sid not in st.insured_automatically:
+            seat = _decide(dealt, seat, decisions.get("0"), observe)
+        if not st.insurance_closed:
             return seat
-        seat = close_insurance_seat(seat, rules.insurance_stake(seat.main) > 0)
-    for k in closed_steps(rnd):
-        shared_k = _step_state(dealt, rnd, k)
-        if sid not in automatic_at(rnd, k):
-            seat = _decide(shared_k, seat, record.decisions.get(str(k)), observe)
+        seat = close_insurance_seat(seat, st.rules.insurance_stake(seat.main) > 0)
+    for k, shared_k, automatic, step_card in st.steps:
+        if sid not in automatic:
+            seat = _decide(shared_k, seat, decisions.get(k), observe)
         seat = close_seat(shared_k, seat)
-        step_card = card(rnd.step_cards[k - 1]) if k - 1 < len(rnd.step_cards) else None
         seat = give_card(seat, step_card)
-    if rnd.phase == "step":
-        shared = shared_of(rnd, rules, cashout)
-        seat = _decide(shared, seat, record.decisions.get(str(rnd.step)), observe)
+    if st.open_step is not None:
+        seat = _decide(st.shared, seat, decisions.get(st.open_step), observe)
     return seat

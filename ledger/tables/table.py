@@ -137,7 +137,6 @@ class Table(Aggregate):
         self.round_code: str | None = None
         self.shoes = 0
         self.shoe_id: str | None = None
-        self.codes: dict[str, str] = {}
 
     @staticmethod
     def check_currency(currency: str) -> str:
@@ -154,7 +153,8 @@ class Table(Aggregate):
 
     @event("RoundStarted", topic=contracts.TABLE_ROUND_STARTED)
     def round_started(self, number: int, round_id: str, code: str) -> None:
+        """The current round. No index of every round's code grows here: a round is found
+        by its code through :class:`~ledger.tables.codes.TableRoundCode`."""
         self.rounds = number
         self.round_id = round_id
         self.round_code = code
-        self.codes = {**self.codes, code: round_id}

@@ -68,6 +68,8 @@ class TableRound(Aggregate):
         self.deadline: str | None = deadline
         self.seats_from = seats_from
         self.seats: list[str] = []
+        self.seated: frozenset[str] = frozenset()
+        """The dealt seats again, for a membership test that does not scan ``seats``."""
         self.player_cards: list[str] = []
         self.up: str | None = None
         self.hole: str | None = None
@@ -76,6 +78,8 @@ class TableRound(Aggregate):
         self.dealer_draws: list[str] = []
         self.automatic: dict[str, list[list[str]]] = {}
         """step ("0" = insurance) -> [[seat id, kind, reason], ...] applied by the runner."""
+        self.automatic_seats: dict[str, frozenset[str]] = {}
+        """step -> the seat ids in ``automatic[step]`` (a seat's replay asks per step)."""
         self.phases: list[list[Any]] = [["betting", started_at, deadline]]
         self.paused_at: str | None = None
         self.settled_seats = 0
@@ -88,6 +92,14 @@ class TableRound(Aggregate):
         self.step = step
         self.deadline = deadline
         self.phases = [*self.phases, [phase if phase != "step" else f"step-{step}", at, deadline]]
+
+    def _automatic(self, step: str, automatic: list[list[str]]) -> None:
+        self.automatic = {**self.automatic, step: [list(a) for a in automatic]}
+        self.automatic_seats = {**self.automatic_seats, step: frozenset(a[0] for a in automatic)}
+
+    def dealt_in(self, seat_id: str) -> bool:
+        """Whether the seat was dealt into this round."""
+        return seat_id in self.seated
 
     @event("BettingReopened", topic=contracts.TABLE_ROUND_BETTING_REOPENED)
     def betting_reopened(self, at: str, deadline: str) -> None:
@@ -106,6 +118,7 @@ class TableRound(Aggregate):
         deadline: str | None,
     ) -> None:
         self.seats = list(seats)
+        self.seated = frozenset(seats)
         self.player_cards = list(player_cards)
         self.up = up
         self._phase(phase, step, deadline, at)
@@ -121,7 +134,7 @@ class TableRound(Aggregate):
         step: int,
         deadline: str | None,
     ) -> None:
-        self.automatic = {**self.automatic, "0": [list(a) for a in automatic]}
+        self._automatic("0", automatic)
         self.peeked = True
         self.hole = hole
         self._phase(phase, step, deadline, at)
@@ -137,7 +150,7 @@ class TableRound(Aggregate):
         step: int,
         deadline: str | None,
     ) -> None:
-        self.automatic = {**self.automatic, str(closed): [list(a) for a in automatic]}
+        self._automatic(str(closed), automatic)
         if card is not None:
             self.step_cards = [*self.step_cards, card]
         self._phase(phase, step, deadline, at)

@@ -1,0 +1,65 @@
+"""The copy a batch takes of a cached aggregate (ledger.group_commit.fresh_copy): nothing
+the batch changes may reach the cached original, whatever the change."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime
+from typing import Any
+from uuid import uuid4
+
+from eventsourcing.domain import Aggregate, event
+
+from ledger.group_commit import fresh_copy
+
+
+class Box(Aggregate):
+    @event("Made")
+    def __init__(self, owner: Any) -> None:
+        self.owner = owner
+        self.at = datetime(2026, 12, 1, tzinfo=UTC)
+        self.items: list[Any] = [["a", 1], {"k": [2]}]
+        self.alias = self.items[0]
+        self.tags = {"x", "y"}
+        self.frozen = ("s", 1)
+        self.nested = (["mutable"],)
+
+    @event("Put")
+    def put(self, item: Any) -> None:
+        self.items.append(item)  # in place, on purpose: the copy must still be apart
+
+
+def made() -> Box:
+    box = Box(owner=uuid4())
+    box.collect_events()
+    return box
+
+
+def test_the_copy_has_the_same_state_as_deepcopy() -> None:
+    box = made()
+    ours, theirs = fresh_copy(box), copy.deepcopy(box)
+    assert type(ours) is Box
+    assert vars(ours) == vars(theirs)
+    assert ours.id == box.id and ours.version == box.version
+
+
+def test_no_change_to_the_copy_reaches_the_original() -> None:
+    box = made()
+    before = copy.deepcopy(vars(box))
+    c = fresh_copy(box)
+    c.put(item="new")
+    c.items[0].append("more")
+    c.items[1]["k"].append(3)
+    c.tags.add("z")
+    c.nested[0].append("changed")
+    assert vars(box) == before
+    assert box.version == 1 and not box.collect_events()
+    assert c.version == 2 and len(c.collect_events()) == 1
+
+
+def test_aliases_stay_aliases_and_immutables_are_shared() -> None:
+    box = made()
+    c = fresh_copy(box)
+    assert c.alias is c.items[0] and c.alias is not box.alias
+    assert c.owner is box.owner and c.at is box.at and c.frozen is box.frozen
+    assert c.nested is not box.nested and c.nested[0] is not box.nested[0]
