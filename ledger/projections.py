@@ -1,112 +1,53 @@
-"""Read models rebuilt from the log: account history, game history, last-10 recall.
+"""Read models served from the store: account history, game history, last-10 recall.
 
-Held in memory and brought up to date from the notification log on every query, so they
-are always derivable from the log alone (nothing is written around the event store).
+Nothing is held in memory between queries (memory stays bounded however long the server
+runs), and every query reads the log as it is now, so a history served by one worker
+shows the rounds every other worker wrote. Each query reads only what it lists, newest
+first, through the verifying event store (signature and chain checked on every read):
+
+- a session's rounds are its ``RoundOpened`` events, read backwards in pages;
+- a player's sessions come from the account's ``SessionFunded`` / ``SessionReturned``
+  events, read backwards; the sessions' round streams are merged newest first by the time
+  each round opened (a session returned at time T holds no round after T, so older
+  sessions are only read once the merge reaches their return);
+- each listed round is its ``Round`` aggregate (the repository's bounded cache).
 """
 
 from __future__ import annotations
 
-import threading
-from collections import defaultdict
+import heapq
+from collections.abc import Iterator
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
+from uuid import UUID
 
-from ledger import contracts
-from ledger.checkpoints import iter_notifications
+from ledger.accounts import Account, GameSession, account_id_for
 from ledger.contracts import RoundStatus
 from ledger.errors import RoundNotFound
-from ledger.rounds import round_id_for
+from ledger.rounds import Round, round_id_for
 
 if TYPE_CHECKING:
     from ledger.ports import LogApp
 
-ROUND_TOPIC = contracts.ROUND_PREFIX
+PAGE = 64  # events read per page, newest first
+# The account's events naming a session (classes made by the @event decorator).
+SESSION_MOVES = (vars(Account)["SessionFunded"], vars(Account)["SessionReturned"])
 
 
 class History:
     def __init__(self, app: LogApp) -> None:
         self.app = app
-        self._lock = threading.Lock()
-        self._last = 0
-        self._rounds: dict[str, dict[str, Any]] = {}
-        self._by_player: dict[str, list[str]] = defaultdict(list)
-        self._by_session: dict[str, list[str]] = defaultdict(list)
-        self._code_by_id: dict[Any, str] = {}
-        self._closed_sessions: set[str] = set()
-
-    def catch_up(self) -> None:
-        with self._lock:
-            for note in iter_notifications(self.app, self._last):
-                self._last = note.id
-                if note.topic.startswith(ROUND_TOPIC):
-                    self._apply(note.topic, self.app.mapper.to_domain_event(note))
-                elif note.topic == contracts.SESSION_CLOSED:
-                    # A void after this lands on the account (ledger.play.Rounds.void).
-                    self._closed_sessions.add(str(note.originator_id))
-
-    def _apply(self, topic: str, e: Any) -> None:
-        if topic == contracts.ROUND_STARTED:
-            self._rounds[e.code] = {
-                "code": e.code,
-                "game": e.game,
-                "variant": e.variant,
-                "date": e.started_at,
-                "started_at": e.started_at,
-                "player_id": e.player_id,
-                "session_id": e.session_id,
-                "stakes": e.stake,
-                "wins": 0,
-                "refunded": 0,
-                "reversed_win": 0,
-                "net": -e.stake,
-                "landed_on": None,
-                "outcome": "open",
-                "status": RoundStatus.OPEN,
-                "currency": e.currency,
-            }
-            self._code_by_id[e.originator_id] = e.code
-            self._by_player[e.player_id].append(e.code)
-            self._by_session[e.session_id].append(e.code)
-            return
-        code = self._code_of(e.originator_id)
-        if code is None:
-            return
-        r = self._rounds[code]
-        if topic == contracts.ROUND_ACTED:
-            r["stakes"] += e.stake_added
-        elif topic == contracts.ROUND_SETTLED:
-            r.update(wins=e.payout, outcome=e.outcome, status=RoundStatus.SETTLED)
-        elif topic == contracts.ROUND_VOIDED:
-            # No win stands (wins 0); the stakes stay as played with their refund beside
-            # them, and the win credited at settlement shows as reversed. The round's net
-            # is what it did to the balance: 0 (credit and reversal cancel out).
-            closed = r["session_id"] in self._closed_sessions
-            r.update(
-                outcome="voided",
-                status=RoundStatus.VOIDED,
-                wins=0,
-                refunded=e.refunded,
-                reversed_win=e.reversed_win,
-                landed_on="account" if closed else "session",
-                void_reason=e.reason,
-                incident_id=e.incident_id,
-            )
-        r["net"] = r["wins"] - r["stakes"] + r["refunded"]
-
-    def _code_of(self, round_id: Any) -> str | None:
-        return self._code_by_id.get(round_id)
 
     def account_history(self, player_id: str, limit: int | None = None) -> list[dict[str, Any]]:
         """Date, game, code, stakes, wins, refund and reversed win of a void (and where it
         landed), net and outcome of each of the player's rounds, newest first."""
-        self.catch_up()
-        codes = list(reversed(self._by_player.get(player_id, [])))
-        return [dict(self._rounds[c]) for c in codes[:limit]]
+        codes = self._player_codes(player_id)
+        return [self._row(code) for code in _take(codes, limit)]
 
     def last_games(self, session_id: str, n: int = 10) -> list[dict[str, Any]]:
         """The "last 10 games" recall for a game session, newest first."""
-        self.catch_up()
-        codes = list(reversed(self._by_session.get(str(session_id), [])))
-        return [dict(self._rounds[c]) for c in codes[:n]]
+        codes = (code for _, code in self._session_codes(_uuid(session_id)))
+        return [self._row(code) for code in _take(codes, n)]
 
     def timeline(self, code: str) -> list[dict[str, Any]]:
         """Every step of one round with its time: the game history of the round."""
@@ -124,3 +65,114 @@ class History:
         if not steps:
             raise RoundNotFound(f"no round with game code {code!r}", game_code=code)
         return steps
+
+    # -- reading the log newest first ---------------------------------------------------
+
+    def _backwards(self, aggregate_id: UUID) -> Iterator[Any]:
+        """An aggregate's events, newest first, read (and verified) a page at a time."""
+        lte: int | None = None
+        while lte is None or lte > 0:
+            page = list(self.app.events.get(aggregate_id, desc=True, limit=PAGE, lte=lte))
+            if not page:
+                return
+            yield from page
+            lte = page[-1].originator_version - 1
+
+    def _session_codes(self, session_id: UUID) -> Iterator[tuple[datetime, str]]:
+        """(time opened, game code) of a session's rounds, newest first."""
+        for e in self._backwards(session_id):
+            if isinstance(e, GameSession.RoundOpened):
+                yield e.timestamp, e.game_code
+
+    def _player_codes(self, player_id: str) -> Iterator[str]:
+        """The game codes of every round of the player's sessions, newest first."""
+        account_id = account_id_for(player_id)
+        account = self.app.find(Account, account_id)
+        if account is None:
+            return
+        merge: list[tuple[float, int, str, Iterator[tuple[datetime, str]]]] = []
+        added: set[str] = set()
+        order = 0
+
+        def add(session_id: str) -> None:
+            nonlocal order
+            if session_id in added:
+                return
+            added.add(session_id)
+            stream = self._session_codes(_uuid(session_id))
+            head = next(stream, None)
+            if head is not None:
+                order += 1  # later additions are older sessions: ties go to the newer
+                heapq.heappush(merge, (-head[0].timestamp(), order, head[1], stream))
+
+        for session_id in account.open_sessions:  # rounds up to now: read them first
+            add(str(session_id))
+        returns = self._backwards(account_id)
+        horizon: float | None = float("inf")  # no unread session has a round after this
+        while merge or horizon is not None:
+            if horizon is not None and (not merge or -merge[0][0] < horizon):
+                # A session returned later than the newest round merged so far may hold
+                # newer rounds: read the account further back first.
+                e = next(returns, None)
+                if e is None:
+                    horizon = None
+                    continue
+                horizon = e.timestamp.timestamp()
+                if isinstance(e, SESSION_MOVES):
+                    add(e.session_id)
+                continue
+            _, n, code, stream = heapq.heappop(merge)
+            yield code
+            head = next(stream, None)
+            if head is not None:
+                heapq.heappush(merge, (-head[0].timestamp(), n, head[1], stream))
+
+    def _row(self, code: str) -> dict[str, Any]:
+        rnd = self.app.find(Round, round_id_for(code))
+        if rnd is None:
+            raise RoundNotFound(f"no round with game code {code!r}", game_code=code)
+        status = rnd.status
+        row: dict[str, Any] = {
+            "code": rnd.code,
+            "game": rnd.game,
+            "variant": rnd.variant,
+            "date": rnd.started_at,
+            "started_at": rnd.started_at,
+            "player_id": rnd.player_id,
+            "session_id": rnd.session_id,
+            "stakes": rnd.staked,
+            "wins": rnd.payout if status == RoundStatus.SETTLED else 0,
+            "refunded": 0,
+            "reversed_win": 0,
+            "landed_on": None,
+            "outcome": "open" if status == RoundStatus.OPEN else rnd.outcome,
+            "status": status,
+            "currency": rnd.currency,
+        }
+        if status == RoundStatus.VOIDED:
+            # No win stands (wins 0); the stakes stay as played with their refund beside
+            # them, and the win credited at settlement shows as reversed. The round's net
+            # is what it did to the balance: 0 (credit and reversal cancel out). A void
+            # after the session closed landed on the account (ledger.play.Rounds.void).
+            account = self.app.find(Account, account_id_for(rnd.player_id))
+            on_account = account is not None and rnd.code in account.voided_rounds
+            row.update(
+                refunded=rnd.refunded,
+                reversed_win=rnd.reversed_win,
+                landed_on="account" if on_account else "session",
+                void_reason=rnd.void_reason,
+                incident_id=rnd.incident_id,
+            )
+        row["net"] = row["wins"] - row["stakes"] + row["refunded"]
+        return row
+
+
+def _take(codes: Iterator[str], limit: int | None) -> Iterator[str]:
+    for n, code in enumerate(codes):
+        if limit is not None and n >= limit:
+            return
+        yield code
+
+
+def _uuid(value: str | UUID) -> UUID:
+    return value if isinstance(value, UUID) else UUID(str(value))
