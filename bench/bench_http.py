@@ -147,7 +147,7 @@ def server(
     proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 300
         while True:
             try:
                 if httpx.get(f"{base}/health", timeout=1).status_code == 200:
