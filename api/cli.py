@@ -96,7 +96,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from api.app import create_app
     from api.auth import load_credentials
-    from api.serve import WORKER_APP, workers_refused
+    from api.serve import WORKER_APP, WORKER_HEALTHCHECK_SECONDS, workers_refused
 
     settings = Settings()
     refused = workers_refused(settings, args.workers)
@@ -125,6 +125,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             WORKER_APP,
             factory=True,
             workers=args.workers,
+            timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
             host=args.host,
             port=args.port,
             log_level=args.log_level,

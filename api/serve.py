@@ -20,6 +20,11 @@ from api.auth import load_credentials
 from ledger.settings import Settings
 
 WORKER_APP = "api.serve:worker_app"
+# uvicorn's supervisor kills and restarts a worker that does not answer its ping within
+# this many seconds (its default, 5, kills busy workers on a loaded 2-core machine: each
+# restart drops the worker's connections and pays the start-up again). A hung worker is
+# still replaced, later.
+WORKER_HEALTHCHECK_SECONDS = 60
 
 
 def workers_refused(settings: Settings, workers: int) -> str | None:

@@ -274,6 +274,7 @@ def test_two_workers_under_http_load_on_overlapping_sessions_keep_the_books(
             assert set(c.statuses) <= EXPECTED | {404}, (c.name, sorted(set(c.statuses)))
         assert sum(c.statuses.count(201) + c.statuses.count(200) for c in clients) > PLAYERS * 20
         assert all(_cpu(w) - cpu_before[w] > 0.2 for w in workers), "a worker served nothing"
+        assert _workers(proc.pid) == workers  # none was killed as "hung" and restarted
 
         expected: dict[str, int] = {}
         for player, sid, _ in sessions:
