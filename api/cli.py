@@ -101,8 +101,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from api.app import create_app
     from api.auth import load_credentials
+    from api.serve import WORKER_APP, WORKER_HEALTHCHECK_SECONDS, workers_refused
 
     settings = Settings()
+    refused = workers_refused(settings, args.workers)
+    if refused:
+        print(f"error: {refused}", file=sys.stderr)
+        return 2
     try:
         credentials = load_credentials(settings)
     except (OSError, ValueError) as e:
@@ -119,6 +124,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"croupier serve: {store}, http://{args.host}:{args.port} (docs at /docs)")
     print(f"operator and auditor tokens: {credentials.tokens_from}")
     print(f"session-token secret: {credentials.secret_from}")
+    if args.workers > 1:  # each worker process builds its own application (api.serve)
+        print(f"workers: {args.workers} processes, each with its own writer", flush=True)
+        uvicorn.run(
+            WORKER_APP,
+            factory=True,
+            workers=args.workers,
+            timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
+            host=args.host,
+            port=args.port,
+            log_level=args.log_level,
+            access_log=not args.no_access_log,
+        )
+        return 0
     app = create_app(settings=settings, credentials=credentials)
     uvicorn.run(
         app,
@@ -212,6 +230,12 @@ def main(argv: list[str] | None = None) -> int:
     sv.add_argument("--log-level", default="info", help="uvicorn log level (default info)")
     sv.add_argument("--no-access-log", action="store_true", help="no line per request")
     sv.add_argument("--cells", help="serve every cell of this cell map (cells.json) on one address")
+    sv.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes (default 1; more than one needs PostgreSQL)",
+    )
     sv.set_defaults(func=cmd_serve)
     add_wallet_sim(sub)
     add_cells(sub)

@@ -1,28 +1,30 @@
-"""Benchmark: complete Jacks or Better 4-line rounds over HTTP vs in-process, on PostgreSQL.
+"""Benchmark: Jacks or Better 4-line rounds over HTTP on PostgreSQL, one and several workers.
 
-One run, two fresh PostgreSQL schemas:
+``croupier serve --workers W`` runs in its own processes (uvicorn, loopback only, access
+log off) on a fresh PostgreSQL schema; this process is the load generator (httpx async,
+one connection per session, as game clients are). A round is deal (coin value 10,
+5 coins, 4 lines), draw with the game's proposed holds, collect if a win is pending;
+every request is timed. For each ``--workers`` value and each of ``--repeats`` runs:
 
-1. HTTP: ``croupier serve`` runs in its own process (uvicorn, loopback only, access log
-   off); this process is the load generator: N concurrent clients (httpx async, one
-   session each, no think time) play complete rounds: deal (coin value 10, 5 coins,
-   4 lines), draw with the game's proposed holds, collect if a win is pending. Every
-   request is timed.
-2. In-process: the same rounds with the same number of concurrent players (threads),
-   calling the ``Casino`` application directly (``vp_deal`` / ``vp_act``), so the
-   difference is the HTTP layer (FastAPI, uvicorn, JSON, loopback TCP, a second process).
+1. closed loop: ``--clients`` clients (one session each, no think time) play rounds for
+   ``--seconds``: the saturation rate;
+2. open loop: rounds arrive as a Poisson process at each ``--open-loop`` fraction of that
+   run's saturation rate for ``--seconds`` each, on a pool of ``--pool`` sessions (an
+   arrival waits for an idle session only when all are busy); request latency, and the
+   round's latency from its arrival (waiting included);
+3. one client alone plays ``--solo`` rounds (latency without queueing).
 
-Each mode starts its checkpoint timer with the same interval, warms up with one round
-per client, then plays ``--rounds`` rounds per client (at most ``--timeout`` seconds),
-then one client alone plays ``--solo`` rounds (latency without queueing). Prints rounds/s,
-p50/p99 latency per request kind, CPU time per round (server and load generator for
-HTTP), and the ratio of the two rates.
+Prints per phase rounds/s, request p50/p99, CPU per round (every server process, the load
+generator), the load average; then per phase the median and spread over the runs and the
+ratio of each worker count to the first. ``--in-process`` adds the same closed loop with
+threads calling the ``Casino`` directly (the HTTP layer's cost).
 
 With N clients and no think time, latency is mostly queueing: by Little's law the mean
-is about N / (requests per second), in both modes. The machine (2 cores here) runs the
-server, the load generator and PostgreSQL at once, and other work shares it: figures
-are noisy.
+is about N / (requests per second). The machine (2 cores here) runs the server, the load
+generator and PostgreSQL at once, and other work shares it: figures are noisy.
 
-    python bench/bench_http.py [--clients 50] [--rounds 20] [--solo 30] [--timeout 120]
+    python bench/bench_http.py [--workers 1 2] [--repeats 3] [--clients 50] [--seconds 15]
+        [--open-loop 0.5 0.75 0.9] [--pool 200] [--solo 30] [--in-process]
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
 import secrets
 import socket
 import statistics
@@ -41,8 +44,8 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from contextlib import AsyncExitStack, contextmanager
-from dataclasses import dataclass
+from contextlib import AsyncExitStack, contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -72,10 +75,14 @@ class Run:
     lat: Latencies
     cpu: dict[str, float]
     retries: int
+    load: float = field(default_factory=lambda: os.getloadavg()[0])
 
     @property
     def rate(self) -> float:
         return self.rounds / self.wall
+
+    def requests(self) -> list[float]:
+        return [v for kind, values in self.lat.items() if kind != "round" for v in values]
 
 
 @contextmanager
@@ -103,11 +110,23 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def tree_cpu(pid: int) -> float:
+    """CPU time of a process and its children (uvicorn's workers) so far."""
+    total = cpu_seconds(pid)
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    for child in children:
+        with suppress(FileNotFoundError):
+            total += cpu_seconds(int(child))
+    return total
+
+
 # -- HTTP ------------------------------------------------------------------------------------
 
 
 @contextmanager
-def server(database_url: str, data_dir: Path, interval: float) -> Iterator[tuple[str, int]]:
+def server(
+    database_url: str, data_dir: Path, interval: float, workers: int
+) -> Iterator[tuple[str, int]]:
     port = free_port()
     env = {
         **os.environ,
@@ -116,15 +135,19 @@ def server(database_url: str, data_dir: Path, interval: float) -> Iterator[tuple
         "CROUPIER_OPERATOR_TOKEN": OPERATOR,
         "CROUPIER_AUDITOR_TOKEN": AUDITOR,
         "CROUPIER_CHECKPOINT_INTERVAL_SECONDS": str(interval),
+        # One load generator address sends everything: not a limit this benchmark measures.
+        "CROUPIER_REQUESTS_PER_ADDRESS_PER_SECOND": "1000000",
         "PYTHONPATH": str(ROOT),
     }
     cmd = [sys.executable, "-m", "api.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
-    cmd += ["--log-level", "warning", "--no-access-log"]
-    log = (data_dir.parent / "serve.log").open("w")
+    cmd += ["--log-level", "warning", "--no-access-log", "--workers", str(workers)]
+    data_dir.mkdir(parents=True, exist_ok=True)
+    log_path = data_dir.parent / f"serve-{data_dir.name}.log"
+    log = log_path.open("w")
     proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 300
         while True:
             try:
                 if httpx.get(f"{base}/health", timeout=1).status_code == 200:
@@ -132,23 +155,33 @@ def server(database_url: str, data_dir: Path, interval: float) -> Iterator[tuple
             except httpx.TransportError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("croupier serve did not start")
+                raise RuntimeError("croupier serve did not start: " + log_path.read_text())
             time.sleep(0.2)
-        # The catalogue (exact video poker RTP) is computed in the background at start-up;
-        # let it finish so it does not share the CPU with the measured run.
-        httpx.get(f"{base}/v1/games", headers=auth(OPERATOR), timeout=60).raise_for_status()
+        # The catalogue (exact video poker RTP) is computed in the background at start-up
+        # in every worker; ask each (new connections spread over the workers) so it does
+        # not share the CPU with the measured run.
+        for _ in range(4 * workers):
+            with httpx.Client(base_url=base, timeout=60) as c:
+                c.get("/v1/games", headers=auth(OPERATOR)).raise_for_status()
         yield base, proc.pid
     finally:
-        proc.terminate()  # graceful: the app closes the Casino and seals a last checkpoint
+        proc.terminate()  # graceful: each worker closes its Casino and seals a last checkpoint
         try:
-            proc.wait(timeout=30)
+            proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
         log.close()
-        errors = (data_dir.parent / "serve.log").read_text().strip()
-        if errors:
-            print(f"croupier serve said:\n{errors}", file=sys.stderr)
+        said = [
+            line
+            for line in log_path.read_text().splitlines()
+            if line.strip() and "genesis key" not in line and "croupier serve:" not in line
+        ]
+        said = [
+            ln for ln in said if not ln.startswith(("operator and", "session-token", "workers:"))
+        ]
+        if said:
+            print("croupier serve said:\n" + "\n".join(said[-20:]), file=sys.stderr)
 
 
 def auth(token: str) -> dict[str, str]:
@@ -203,51 +236,109 @@ class HttpPlayer:
         assert r["status"] == "settled", r
 
 
-async def run_http(base: str, pid: int, tag: str, clients: int, rounds: int, timeout: float) -> Run:
+async def players(stack: AsyncExitStack, base: str, tag: str, n: int) -> list[HttpPlayer]:
     # One client (and connection) per player, as game clients are; idle connections expire
     # on the client before uvicorn's 5 s keep-alive closes them, so no request is sent on
     # a connection the server is closing.
     limits = httpx.Limits(max_connections=1, keepalive_expiry=2.0)
-    async with AsyncExitStack() as stack:
-        players = [
-            HttpPlayer(
-                await stack.enter_async_context(
-                    httpx.AsyncClient(base_url=base, limits=limits, timeout=120)
-                ),
-                f"{tag}{n}",
-            )
-            for n in range(clients)
-        ]
-        await asyncio.gather(*(p.open() for p in players))
-        await asyncio.gather(*(p.play_round(defaultdict(list)) for p in players))  # warm-up
+    made = [
+        HttpPlayer(
+            await stack.enter_async_context(
+                httpx.AsyncClient(base_url=base, limits=limits, timeout=120)
+            ),
+            f"{tag}{k}",
+        )
+        for k in range(n)
+    ]
+    for k in range(0, n, 50):  # open them 50 at a time
+        await asyncio.gather(*(p.open() for p in made[k : k + 50]))
+    await asyncio.gather(*(p.play_round(defaultdict(list)) for p in made))  # warm-up
+    return made
 
+
+def measured(pid: int) -> Callable[[float, int, Latencies, int], Run]:
+    server_cpu, client_cpu = tree_cpu(pid), time.process_time()
+
+    def finish(wall: float, done: int, lat: Latencies, retries: int) -> Run:
+        cpu = {
+            "server": tree_cpu(pid) - server_cpu,
+            "load generator": time.process_time() - client_cpu,
+        }
+        return Run(wall, done, lat, cpu, retries)
+
+    return finish
+
+
+async def closed_loop(base: str, pid: int, tag: str, clients: int, seconds: float) -> Run:
+    async with AsyncExitStack() as stack:
+        made = await players(stack, base, tag, clients)
         lat: Latencies = defaultdict(list)
         done = 0
-        deadline = time.perf_counter() + timeout
+        deadline = time.perf_counter() + seconds
 
         async def play(p: HttpPlayer) -> None:
             nonlocal done
-            for _ in range(rounds):
-                if time.perf_counter() > deadline:
-                    return
+            while time.perf_counter() < deadline:
                 await p.play_round(lat)
                 done += 1
 
-        server_cpu, client_cpu = cpu_seconds(pid), time.process_time()
+        finish = measured(pid)
         start = time.perf_counter()
-        await asyncio.gather(*(play(p) for p in players))
-        wall = time.perf_counter() - start
-        cpu = {
-            "server": cpu_seconds(pid) - server_cpu,
-            "load generator": time.process_time() - client_cpu,
-        }
-        return Run(wall, done, lat, cpu, sum(p.retries for p in players))
+        await asyncio.gather(*(play(p) for p in made))
+        return finish(time.perf_counter() - start, done, lat, sum(p.retries for p in made))
+
+
+async def open_loop(
+    base: str, pid: int, tag: str, pool: int, rate: float, seconds: float, seed: int
+) -> Run:
+    """Rounds arriving as a Poisson process at ``rate`` per second for ``seconds``."""
+    async with AsyncExitStack() as stack:
+        made = await players(stack, base, tag, pool)
+        idle: asyncio.Queue[HttpPlayer] = asyncio.Queue()
+        for p in made:
+            idle.put_nowait(p)
+        lat: Latencies = defaultdict(list)
+        rng = random.Random(seed)
+
+        async def arrive(at: float) -> None:
+            p = await idle.get()
+            try:
+                await p.play_round(lat)
+            finally:
+                idle.put_nowait(p)
+            lat["round"].append(time.perf_counter() - at)
+
+        tasks = []
+        finish = measured(pid)
+        start = time.perf_counter()
+        at = start
+        while True:
+            at += rng.expovariate(rate)
+            if at - start > seconds:
+                break
+            delay = at - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            tasks.append(asyncio.create_task(arrive(at)))
+        await asyncio.gather(*tasks)
+        return finish(time.perf_counter() - start, len(tasks), lat, sum(p.retries for p in made))
+
+
+async def solo(base: str, pid: int, tag: str, rounds: int) -> Run:
+    async with AsyncExitStack() as stack:
+        [p] = await players(stack, base, tag, 1)
+        lat: Latencies = defaultdict(list)
+        finish = measured(pid)
+        start = time.perf_counter()
+        for _ in range(rounds):
+            await p.play_round(lat)
+        return finish(time.perf_counter() - start, rounds, lat, p.retries)
 
 
 # -- in-process ------------------------------------------------------------------------------
 
 
-def run_in_process(app: Casino, tag: str, clients: int, rounds: int, timeout: float) -> Run:
+def run_in_process(app: Casino, tag: str, clients: int, seconds: float) -> Run:
     lock = threading.Lock()
 
     def timed(lat: Latencies, kind: str, call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -285,14 +376,14 @@ def run_in_process(app: Casino, tag: str, clients: int, rounds: int, timeout: fl
 
     lat: Latencies = defaultdict(list)
     counts = [0] * clients
-    deadline = time.perf_counter() + timeout
+    deadline = time.perf_counter() + seconds
 
     def play(n: int, sid: str) -> None:
-        for i in range(rounds):
-            if time.perf_counter() > deadline:
-                return
+        i = 0
+        while time.perf_counter() < deadline:
             play_round(sid, f"{tag}{n}-{i}", lat)
             counts[n] += 1
+            i += 1
 
     cpu = time.process_time()
     start = time.perf_counter()
@@ -310,16 +401,17 @@ def pct(values: list[float], p: float) -> float:
 
 
 def report(name: str, run: Run) -> None:
-    every = [v for values in run.lat.values() for v in values]
+    every = run.requests()
     print(
         f"{name}: {run.rounds} rounds in {run.wall:.2f} s = {run.rate:.1f} rounds/s,"
-        f" {len(every)} requests"
+        f" {len(every)} requests, load average {run.load:.2f}"
     )
-    for kind in ("deal", "draw", "collect", "all"):
+    for kind in ("deal", "draw", "collect", "all", "round"):
         values = every if kind == "all" else run.lat.get(kind, [])
         if values:
+            what = "round from arrival" if kind == "round" else kind
             print(
-                f"  {kind:8} n={len(values):5}  p50 {pct(values, 0.50):8.2f} ms"
+                f"  {what:8} n={len(values):6}  p50 {pct(values, 0.50):8.2f} ms"
                 f"  p99 {pct(values, 0.99):8.2f} ms  mean {statistics.fmean(values) * 1000:8.2f} ms"
             )
     if run.rounds:
@@ -327,47 +419,111 @@ def report(name: str, run: Run) -> None:
         print(f"  CPU per round: {cpu}")
     if run.retries:
         print(f"  requests re-sent after a transport error: {run.retries}")
+    sys.stdout.flush()
+
+
+def spread(values: list[float], unit: str = "") -> str:
+    return (
+        f"median {statistics.median(values):.1f}{unit}"
+        f" (runs {', '.join(f'{v:.1f}' for v in values)}{unit})"
+    )
+
+
+def summary(results: dict[tuple[int, str], list[Run]], workers: list[int]) -> None:
+    print("\nsummary (median and every run):")
+    phases = sorted({phase for _, phase in results}, key=_phase_order)
+    for phase in phases:
+        for w in workers:
+            runs = results.get((w, phase), [])
+            if not runs:
+                continue
+            rates = [r.rate for r in runs]
+            p50 = [pct(r.requests(), 0.5) for r in runs]
+            p99 = [pct(r.requests(), 0.99) for r in runs]
+            loads = ", ".join(f"{r.load:.1f}" for r in runs)
+            print(
+                f"  {phase:18} workers {w}: {spread(rates)} rounds/s;"
+                f" request p50 {spread(p50, ' ms')}; p99 {spread(p99, ' ms')}; load {loads}"
+            )
+        base = results.get((workers[0], phase))
+        for w in workers[1:]:
+            other = results.get((w, phase))
+            if base and other:
+                ratio = statistics.median(r.rate for r in other) / statistics.median(
+                    r.rate for r in base
+                )
+                print(f"  {phase:18} rounds/s workers {w} / workers {workers[0]}: {ratio:.2f}")
+
+
+def _phase_order(phase: str) -> tuple[int, str]:
+    return (0 if phase.startswith("closed") else 2 if phase == "solo" else 1, phase)
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--clients", type=int, default=50)
-    p.add_argument("--rounds", type=int, default=20, help="rounds per client (default 20)")
+    p.add_argument("--seconds", type=float, default=15.0, help="seconds per phase")
+    p.add_argument("--open-loop", type=float, nargs="*", default=[0.5, 0.75, 0.9])
+    p.add_argument("--pool", type=int, default=200, help="sessions of the open loop")
     p.add_argument("--solo", type=int, default=30, help="rounds of the lone client (default 30)")
-    p.add_argument("--timeout", type=float, default=120, help="seconds per run at most")
-    p.add_argument("--checkpoint-interval", type=float, default=5.0)
+    p.add_argument("--checkpoint-interval", type=float, default=1.0)
+    p.add_argument("--in-process", action="store_true", help="also the in-process closed loop")
     args = p.parse_args()
     print(
         f"Jacks or Better 4-line rounds (deal {DEAL['coin_value']}x{DEAL['coins']}x"
-        f"{DEAL['lines']}, draw the proposed holds, collect a pending win); "
-        f"{args.clients} concurrent clients x {args.rounds} rounds, then 1 client x "
-        f"{args.solo} rounds; PostgreSQL; {os.cpu_count()} cores; "
-        f"load average {os.getloadavg()[0]:.2f} at start"
+        f"{DEAL['lines']}, draw the proposed holds, collect a pending win) over HTTP;"
+        f" PostgreSQL; workers {args.workers}; {args.repeats} runs; {args.seconds:.0f} s per"
+        f" phase; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f} at start"
     )
     interval = args.checkpoint_interval
+    results: dict[tuple[int, str], list[Run]] = defaultdict(list)
     with tempfile.TemporaryDirectory() as tmp:
-        with fresh_schema() as url, server(url, Path(tmp) / "http", interval) as (base, pid):
-            http = asyncio.run(run_http(base, pid, "c", args.clients, args.rounds, args.timeout))
-            http_solo = asyncio.run(run_http(base, pid, "s", 1, args.solo, args.timeout))
-        report(f"HTTP, {args.clients} clients (croupier serve in its own process)", http)
-        report("HTTP, 1 client", http_solo)
-
-        with fresh_schema() as url:
-            app = Casino(Settings(database_url=url, data_dir=Path(tmp) / "inproc"))
-            app.sealer.start(interval)
-            try:
-                local = run_in_process(app, "c", args.clients, args.rounds, args.timeout)
-                local_solo = run_in_process(app, "s", 1, args.solo, args.timeout)
-            finally:
-                app.close()
-        report(f"in-process, {args.clients} threads (Casino called directly)", local)
-        report("in-process, 1 thread", local_solo)
-
-    print(
-        f"ratio HTTP / in-process: {http.rate / local.rate:.2f} with {args.clients} clients,"
-        f" {http_solo.rate / local_solo.rate:.2f} with 1 client;"
-        f" load average {os.getloadavg()[0]:.2f} at end"
-    )
+        for run in range(args.repeats):
+            for w in args.workers:
+                with fresh_schema() as url:
+                    data = Path(tmp) / f"w{w}r{run}"
+                    with server(url, data, interval, w) as (base, pid):
+                        closed = asyncio.run(
+                            closed_loop(base, pid, "c", args.clients, args.seconds)
+                        )
+                        phase = f"closed {args.clients}"
+                        report(f"run {run + 1}, workers {w}, {phase} clients", closed)
+                        results[(w, phase)].append(closed)
+                        for k, fraction in enumerate(args.open_loop):
+                            rate = fraction * closed.rate
+                            opened = asyncio.run(
+                                open_loop(
+                                    base, pid, f"o{k}-", args.pool, rate, args.seconds, run * 10 + k
+                                )
+                            )
+                            phase = f"open {fraction:.0%}"
+                            report(
+                                f"run {run + 1}, workers {w}, {phase} of saturation"
+                                f" ({rate:.1f} rounds/s offered)",
+                                opened,
+                            )
+                            results[(w, phase)].append(opened)
+                        if args.solo:
+                            alone = asyncio.run(solo(base, pid, "s", args.solo))
+                            report(f"run {run + 1}, workers {w}, 1 client", alone)
+                            results[(w, "solo")].append(alone)
+            if args.in_process:
+                with fresh_schema() as url:
+                    app = Casino(Settings(database_url=url, data_dir=Path(tmp) / f"inproc{run}"))
+                    app.sealer.start(interval)
+                    try:
+                        local = run_in_process(app, "c", args.clients, args.seconds)
+                    finally:
+                        app.close()
+                report(f"run {run + 1}, in-process, {args.clients} threads", local)
+                results[(0, "in-process")].append(local)
+    summary(results, args.workers)
+    if args.in_process:
+        rates = [r.rate for r in results[(0, "in-process")]]
+        print(f"  in-process {args.clients} threads: {spread(rates)} rounds/s")
+    print(f"load average {os.getloadavg()[0]:.2f} at end")
     return 0
 
 

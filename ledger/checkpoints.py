@@ -25,6 +25,7 @@ from eventsourcing.persistence import IntegrityError, Notification
 
 from ledger import envelope, merkle
 from ledger.accounts import NAMESPACE
+from ledger.sealer_fence import fence_for
 
 if TYPE_CHECKING:
     from ledger.ports import LogApp
@@ -97,6 +98,9 @@ class Sealer:
         self._thread: threading.Thread | None = None
         self.last_error: str | None = None
         self._sealed_at: float | None = None  # monotonic time of the newest checkpoint
+        # One sealer at a time per log across processes (ledger.sealer_fence).
+        self.fence = fence_for(app.recorder)
+        self.skipped = 0  # seals left to another process that held the fence
 
     def latest(self) -> Checkpoint | None:
         seq = self._latest_seq()
@@ -134,50 +138,58 @@ class Sealer:
         self._commands += 1
         if self._commands >= self.app.settings.checkpoint_every:
             self._commands = 0
-            self.seal()
+            self.seal(wait=False)
 
-    def seal(self) -> dict[str, Any] | None:
-        with self._lock:
-            for _ in range(10):
-                state = self._state or self._load()
-                tree, last_id = state.tree, state.last_notification_id
-                history = self.app.key_history
-                for note in iter_notifications(self.app, last_id):
-                    _, env, h = self.app.mapper.open(note)  # type: ignore[attr-defined]
-                    # Never checkpoint a row whose key was not valid at its position.
-                    history.check_row(note.id, env, f"row {note.id}")
-                    tree = tree.append(merkle.leaf_hash(h))
-                    last_id = note.id
-                if tree.size == state.tree.size:
-                    self._state = state
-                    return None
-                ring = self.app.keyring
-                ts = int(time.time() * 1000)
-                root = tree.root()
-                sig = ring.signing_key.sign(
-                    envelope.tree_head_message(
-                        tree.size, root, ts, ring.signing_kid, history.log_id
-                    )
-                )
-                cp = Checkpoint(
-                    seq=state.seq + 1,
-                    tree_size=tree.size,
-                    root_hash=root.hex(),
-                    timestamp_ms=ts,
-                    kid=ring.signing_kid,
-                    signature=sig.hex(),
-                    last_notification_id=last_id,
-                    subtree_roots=tree.to_hex(),
-                )
-                try:
-                    self.app.save(cp)
-                except IntegrityError:
-                    self._state = None  # another sealer wrote this number: catch up
-                    continue
-                self._state = _SealerState(cp.seq, tree, last_id)
-                self._sealed_at = time.monotonic()
-                return cp.view()
-            return None
+    def seal(self, wait: bool = True) -> dict[str, Any] | None:
+        """Write a checkpoint over every event stored so far (None if none is new). With
+        ``wait`` False (the timer, every N commands), a seal another process is running
+        now is left to it: nothing is written here and None is returned."""
+        with self._lock, self.fence.hold(wait=wait) as held:
+            if not held:
+                self.skipped += 1
+                self._sealed_at = None  # the age is the stored checkpoint's from now on
+                return None
+            return self._seal_fenced()
+
+    def _seal_fenced(self) -> dict[str, Any] | None:
+        for _ in range(10):
+            state = self._state or self._load()
+            tree, last_id = state.tree, state.last_notification_id
+            history = self.app.key_history
+            for note in iter_notifications(self.app, last_id):
+                _, env, h = self.app.mapper.open(note)  # type: ignore[attr-defined]
+                # Never checkpoint a row whose key was not valid at its position.
+                history.check_row(note.id, env, f"row {note.id}")
+                tree = tree.append(merkle.leaf_hash(h))
+                last_id = note.id
+            if tree.size == state.tree.size:
+                self._state = state
+                return None
+            ring = self.app.keyring
+            ts = int(time.time() * 1000)
+            root = tree.root()
+            sig = ring.signing_key.sign(
+                envelope.tree_head_message(tree.size, root, ts, ring.signing_kid, history.log_id)
+            )
+            cp = Checkpoint(
+                seq=state.seq + 1,
+                tree_size=tree.size,
+                root_hash=root.hex(),
+                timestamp_ms=ts,
+                kid=ring.signing_kid,
+                signature=sig.hex(),
+                last_notification_id=last_id,
+                subtree_roots=tree.to_hex(),
+            )
+            try:
+                self.app.save(cp)
+            except IntegrityError:
+                self._state = None  # another sealer wrote this number: catch up
+                continue
+            self._state = _SealerState(cp.seq, tree, last_id)
+            self._sealed_at = time.monotonic()
+            return cp.view()
+        return None
 
     # -- the timer used by `croupier serve` -------------------------------------------
 
@@ -192,7 +204,7 @@ class Sealer:
         def run() -> None:
             while not self._stop.wait(interval):
                 try:
-                    self.seal()
+                    self.seal(wait=False)
                 except Exception as e:  # retried at the next tick; logged and in /health
                     message = f"{type(e).__name__}: {e}"
                     if message != self.last_error:

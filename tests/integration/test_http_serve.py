@@ -29,13 +29,14 @@ def free_port() -> int:
         return port
 
 
-def launch(data_dir: Path, **env_extra: str) -> tuple[str, int, subprocess.Popen[str]]:
-    """``croupier serve`` in a child process on a free port (nothing inherited from this
-    environment's CROUPIER_/POSTGRES_ settings), once /health answers."""
+def launch(data_dir: Path, *args: str, **env_extra: str) -> tuple[str, int, subprocess.Popen[str]]:
+    """``croupier serve [args]`` in a child process on a free port (nothing inherited from
+    this environment's CROUPIER_/POSTGRES_ settings), once /health answers."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CROUPIER_", "POSTGRES_"))}
     env.update(CROUPIER_DATA_DIR=str(data_dir), PYTHONPATH=str(ROOT), **env_extra)
     cmd = [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--no-access-log"]
+    cmd += args
     proc = subprocess.Popen(
         cmd, env=env, cwd=data_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )

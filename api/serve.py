@@ -1,0 +1,45 @@
+"""``croupier serve``: the HTTP API in one process, or in N worker processes on PostgreSQL.
+
+With ``--workers N`` uvicorn's supervisor starts N processes sharing one listening socket;
+each builds its own application (:func:`worker_app`) from the same environment: its own
+``Casino``, store connections, group-commit writer, caches and checkpoint timer. What
+keeps them correct on one database (README, "Several workers"): every save is checked at
+insert (a stale cached aggregate collides on its version, the batch is re-run from
+reloaded state), a request record is an aggregate of its own (the same Idempotency-Key
+sent to two workers is one effect), the histories are read from the store, and the
+sealer is fenced (:mod:`ledger.sealer_fence`). SQLite is one process: more workers are
+refused.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from api.app import create_app
+from api.auth import load_credentials
+from ledger.settings import Settings
+
+WORKER_APP = "api.serve:worker_app"
+# uvicorn's supervisor kills and restarts a worker that does not answer its ping within
+# this many seconds (its default, 5, kills busy workers on a loaded 2-core machine: each
+# restart drops the worker's connections and pays the start-up again). A hung worker is
+# still replaced, later.
+WORKER_HEALTHCHECK_SECONDS = 60
+
+
+def workers_refused(settings: Settings, workers: int) -> str | None:
+    """Why ``--workers`` cannot be served on this store, or None."""
+    if workers < 1:
+        return f"--workers {workers}: at least one worker is needed"
+    if workers > 1 and not settings.uses_postgres:
+        return (
+            f"--workers {workers} needs PostgreSQL (set CROUPIER_DATABASE_URL): "
+            "on SQLite croupier serve is one process"
+        )
+    return None
+
+
+def worker_app() -> FastAPI:
+    """The application of one worker process (uvicorn calls it in each worker)."""
+    settings = Settings()
+    return create_app(settings=settings, credentials=load_credentials(settings))
