@@ -80,7 +80,13 @@ def test_a_timer_seal_while_another_process_holds_the_fence_writes_nothing(pg: S
         assert app.sealer.skipped == 1
         assert raw_rows(pg) == before
     finally:
-        other.close()  # its lock goes with its connection
+        # Unlocked explicitly: a closed connection's lock is released only once its backend
+        # has exited, which may be after the next line runs.
+        other.execute(
+            "SELECT pg_advisory_unlock(hashtextextended(%s, 0))",
+            (lock_name(schema, "casino_events"),),
+        )
+        other.close()
     sealed = app.sealer.seal(wait=False)
     assert sealed is not None and sealed["seq"] == 2
     assert _checkpoints(pg) == [1, 2]
