@@ -18,7 +18,7 @@ from anyio import to_thread
 from fastapi import FastAPI
 from pydantic import BaseModel
 
-from api import auditor, currencies, errors, game, operator, statement, viewer
+from api import auditor, currencies, errors, game, operator, statement, table_stream, viewer
 from api.auth import Credentials, load_credentials
 from api.catalogue import catalogue
 from api.limits import Guard
@@ -78,6 +78,10 @@ def create_app(
         try:
             yield
         finally:
+            streams = getattr(app.state, "table_streams", None)
+            if streams is not None:
+                await to_thread.run_sync(streams.stop)
+                app.state.table_streams = None
             if owned is not None:
                 await to_thread.run_sync(owned.close)
                 app.state.casino = None
@@ -104,6 +108,7 @@ def create_app(
     app.include_router(auditor.router)
     app.include_router(viewer.api_router)
     app.include_router(viewer.page_router)
+    app.include_router(table_stream.router)
 
     @app.get("/health", response_model=Health, response_model_exclude_none=True, tags=["health"])
     async def health() -> Health:

@@ -25,7 +25,12 @@ from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError, OperationalError, PersistenceError
+from eventsourcing.persistence import (
+    IntegrityError,
+    OperationalError,
+    PersistenceError,
+    Recording,
+)
 
 from games.errors import GameRuleError
 from ledger import commands as c
@@ -82,6 +87,9 @@ class Casino(Application[UUID]):
         self.batches = 0  # batches written and the commands in them, for the benchmarks
         self.batched_commands = 0
         self.fallbacks = 0  # batches run again command by command (a collision)
+        self.commit_observers: list[Callable[[int], None]] = []
+        """Called after each commit with the newest notification id saved (the live
+        tables' stream feeds wake on it instead of waiting for their next poll)."""
         env = self.settings.eventsourcing_env()
         if "SQLITE_DBNAME" in env:
             # Processes starting together on one SQLite file race to switch it to WAL and
@@ -109,6 +117,12 @@ class Casino(Application[UUID]):
     def construct_event_store(self) -> SigningEventStore:
         assert isinstance(self.mapper, VerifyingMapper)
         return SigningEventStore(self.mapper, self.recorder)
+
+    def _notify(self, recordings: list[Recording[UUID]]) -> None:
+        if recordings and self.commit_observers:
+            newest = max(r.notification.id for r in recordings)
+            for observer in list(self.commit_observers):
+                observer(newest)
 
     # -- reading ----------------------------------------------------------------------
 
