@@ -18,7 +18,17 @@ from anyio import to_thread
 from fastapi import FastAPI
 from pydantic import BaseModel
 
-from api import auditor, currencies, errors, game, operator, statement, viewer
+from api import (
+    auditor,
+    currencies,
+    errors,
+    game,
+    operator,
+    statement,
+    table_operator,
+    tables,
+    viewer,
+)
 from api.auth import Credentials, load_credentials
 from api.catalogue import catalogue
 from api.limits import Guard
@@ -103,6 +113,9 @@ def create_app(
     app.include_router(currencies.router)
     app.include_router(auditor.router)
     app.include_router(viewer.api_router)
+    app.include_router(tables.router)
+    app.include_router(table_operator.operator_router)
+    app.include_router(table_operator.auditor_router)
     app.include_router(viewer.page_router)
 
     @app.get("/health", response_model=Health, response_model_exclude_none=True, tags=["health"])

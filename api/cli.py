@@ -162,7 +162,7 @@ def cmd_table_run(args: argparse.Namespace) -> int:
     from ledger.tables.errors import TableExists
     from ledger.tables.runner import TableRunner, run_forever
 
-    app = bootstrap(Settings(), live_tables=True)
+    app = bootstrap(Settings())
     try:
         if args.create:
             with contextlib.suppress(TableExists):
