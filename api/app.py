@@ -32,6 +32,7 @@ from api import (
 from api.auth import Credentials, load_credentials
 from api.catalogue import catalogue
 from api.limits import Guard
+from api.table_runners import TableRunners, ensure_default_table
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.settings import Settings
@@ -73,6 +74,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         owned: Casino | None = None
+        runners: TableRunners | None = None
         if app.state.casino is None:
             owned = await to_thread.run_sync(bootstrap, settings)
             owned.sealer.start(settings.checkpoint_interval_seconds)
@@ -83,11 +85,19 @@ def create_app(
                 flush=True,
             )
             app.state.casino = owned
+            # Every live table runs in the background (the embedded default gets one).
+            created = await to_thread.run_sync(ensure_default_table, owned, settings)
+            if created is not None:
+                print(f"live table {created} created (Infinite Blackjack, EUR)", flush=True)
+            runners = TableRunners(owned)
+            runners.start()
             # The video poker full cycle takes about a second: compute it before a client asks.
             threading.Thread(target=catalogue, name="croupier-catalogue", daemon=True).start()
         try:
             yield
         finally:
+            if runners is not None:
+                await to_thread.run_sync(runners.stop)
             if owned is not None:
                 await to_thread.run_sync(owned.close)
                 app.state.casino = None
