@@ -35,6 +35,7 @@ from api.common import ERRORS
 from api.errors import ApiError
 from api.table_connections import Connections
 from api.table_feed import Subscriber, TableFeed, replay
+from api.table_schemas import TABLE_PATTERN
 from ledger.casino import Casino
 from ledger.settings import Settings
 from ledger.tables import commands as tc
@@ -288,7 +289,7 @@ async def _until_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
 )
 async def table_stream(
     request: Request,
-    table: Annotated[str, Path(min_length=1, max_length=40)],
+    table: Annotated[str, Path(pattern=TABLE_PATTERN, max_length=40)],
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
     after: Annotated[int | None, Query(alias="last_event_id", ge=0)] = None,
     access_token: Annotated[
