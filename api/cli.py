@@ -127,6 +127,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         port=args.port,
         log_level=args.log_level,
         access_log=not args.no_access_log,
+        # Live table streams never end by themselves: on shutdown they get this long.
+        timeout_graceful_shutdown=5,
     )
     return 0
 

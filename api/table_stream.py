@@ -103,6 +103,10 @@ class TableStreams:
             if woken:
                 self.waker(woken)
 
+    @property
+    def started(self) -> bool:
+        return self._thread is not None
+
     def start(self, waker: Callable[[list[Subscriber]], None]) -> None:
         if self._thread is not None:
             return
@@ -168,13 +172,14 @@ def streams_of(request: Request) -> TableStreams:
     streams: TableStreams | None = getattr(state, "table_streams", None)
     if streams is None or streams.app is not state.casino:
         streams = TableStreams(state.casino, state.settings)
+        state.table_streams = streams
+    if not streams.started:
         loop = asyncio.get_running_loop()
 
         def wake(subs: list[Subscriber]) -> None:
             loop.call_soon_threadsafe(_wake_all, subs)
 
         streams.start(wake)
-        state.table_streams = streams
     return streams
 
 
@@ -218,10 +223,13 @@ class EventStream(Response):
     media_type = "text/event-stream"
 
     def __init__(self, streams: TableStreams, feed: TableFeed, session: str, after: int) -> None:
-        super().__init__(
-            headers={"cache-control": "no-store", "x-accel-buffering": "no"},
-            media_type=self.media_type,
-        )
+        self.status_code = 200
+        self.background = None
+        self.raw_headers = [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"cache-control", b"no-store"),
+            (b"x-accel-buffering", b"no"),  # proxies must not buffer the stream
+        ]
         self.streams, self.feed, self.session, self.after = streams, feed, session, after
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
