@@ -107,6 +107,7 @@ def options_message(rnd: TableRound, record: TableSeat) -> Message | None:
             "step": rnd.step,
             "deadline": rnd.deadline,
             "hands": hands_of(seat),
+            "active": seat.active,
             "options": [[o.kind.value, o.amount] for o in offered],
         },
         record.session_id,
