@@ -167,7 +167,7 @@ def run(m: int, rounds: int) -> dict[str, Any]:
         "CROUPIER_REQUESTS_PER_ADDRESS_PER_SECOND": "1000000",
         "CROUPIER_REQUESTS_PER_CREDENTIAL_PER_SECOND": "1000000",
     }
-    base, _, proc = launch(data_dir, **env)
+    base, _, proc = launch(data_dir, startup_seconds=180, **env)
     load_before = os.getloadavg()
     try:
         tokens = json.loads((data_dir / "api-tokens.json").read_text())

@@ -101,7 +101,12 @@ class TableClient:
     async def post(self, action: str, body: dict[str, Any] | None = None) -> httpx.Response:
         url = f"/v1/sessions/{self.session}/tables/{self.table}/{action}"
         headers = {"Idempotency-Key": uuid.uuid4().hex}
-        return await self.http.post(url, json=body or {}, headers=headers)
+        try:
+            return await self.http.post(url, json=body or {}, headers=headers)
+        except (httpx.ReadError, httpx.RemoteProtocolError):
+            # a kept-alive connection the server had just closed: the same request again
+            # (the same Idempotency-Key, so it cannot apply twice)
+            return await self.http.post(url, json=body or {}, headers=headers)
 
     async def aclose(self) -> None:
         await self.close_stream()

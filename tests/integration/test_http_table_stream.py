@@ -96,6 +96,7 @@ def test_only_a_session_token_opens_a_stream(served: Served) -> None:
     ann = s.live.player("ann")
     s.live.tick()
     url = "/v1/tables/T1/stream"
+    assert "/v1/tables/{table}/stream" in s.client.get("/openapi.json").json()["paths"]
     assert s.client.get(url).status_code == 401
     for token in (OPERATOR, AUDITOR):
         r = s.client.get(url, headers={"Authorization": f"Bearer {token}"})

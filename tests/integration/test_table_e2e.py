@@ -206,7 +206,7 @@ def test_twenty_clients_play_ten_rounds_over_http_and_the_books_agree(
             conn.execute(f"CREATE SCHEMA {schema}")
         db = f"{PG_URL}?schema={schema}"
         env["CROUPIER_DATABASE_URL"] = db
-    base, _, proc = launch(tmp_path, **env)
+    base, _, proc = launch(tmp_path, startup_seconds=180, **env)
     try:
         op = httpx.Client(base_url=base, headers=_operator(tmp_path), timeout=30)
         _post(op, "/v1/tables", {"table": TABLE, "currency": "EUR", "config": CONFIG})
