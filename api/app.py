@@ -18,10 +18,22 @@ from anyio import to_thread
 from fastapi import FastAPI
 from pydantic import BaseModel
 
-from api import auditor, currencies, errors, game, operator, statement, viewer
+from api import (
+    auditor,
+    currencies,
+    errors,
+    game,
+    operator,
+    statement,
+    table_operator,
+    table_stream,
+    tables,
+    viewer,
+)
 from api.auth import Credentials, load_credentials
 from api.catalogue import catalogue
 from api.limits import Guard
+from api.table_runners import TableRunners, ensure_default_table
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.settings import Settings
@@ -63,6 +75,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         owned: Casino | None = None
+        runners: TableRunners | None = None
         if app.state.casino is None:
             owned = await to_thread.run_sync(bootstrap, settings)
             owned.sealer.start(settings.checkpoint_interval_seconds)
@@ -73,11 +86,23 @@ def create_app(
                 flush=True,
             )
             app.state.casino = owned
+            # Every live table runs in the background (the embedded default gets one).
+            created = await to_thread.run_sync(ensure_default_table, owned, settings)
+            if created is not None:
+                print(f"live table {created} created (Infinite Blackjack, EUR)", flush=True)
+            runners = TableRunners(owned)
+            runners.start()
             # The video poker full cycle takes about a second: compute it before a client asks.
             threading.Thread(target=catalogue, name="croupier-catalogue", daemon=True).start()
         try:
             yield
         finally:
+            streams = getattr(app.state, "table_streams", None)
+            if streams is not None:
+                await to_thread.run_sync(streams.stop)
+                app.state.table_streams = None
+            if runners is not None:
+                await to_thread.run_sync(runners.stop)
             if owned is not None:
                 await to_thread.run_sync(owned.close)
                 app.state.casino = None
@@ -103,7 +128,11 @@ def create_app(
     app.include_router(currencies.router)
     app.include_router(auditor.router)
     app.include_router(viewer.api_router)
+    app.include_router(tables.router)
+    app.include_router(table_operator.operator_router)
+    app.include_router(table_operator.auditor_router)
     app.include_router(viewer.page_router)
+    app.include_router(table_stream.router)
 
     @app.get("/health", response_model=Health, response_model_exclude_none=True, tags=["health"])
     async def health() -> Health:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 from typing import Annotated
+from uuid import UUID
 
 from eventsourcing.persistence import Notification
 from fastapi import APIRouter, Depends, Path, Query
@@ -96,13 +97,21 @@ def round_inclusion(
 ) -> InclusionProof:
     """Inclusion proofs of every event of one round in a checkpoint's Merkle tree."""
     rnd = app.find_round(game_code)
+    return inclusion(app, rnd.code, rnd.id, {rnd.id}, checkpoint)
+
+
+def inclusion(
+    app: Casino, code: str, round_id: UUID, originators: set[UUID], checkpoint: int | None
+) -> InclusionProof:
+    """Inclusion proofs of every event of the aggregates ``originators`` (one round's) in
+    a checkpoint's Merkle tree (default: the newest)."""
     cp = _checkpoint(app, checkpoint)
     hashes: list[bytes] = []
     mine: list[tuple[int, Notification]] = []
     for note in checkpoints.iter_notifications(app):
         if len(hashes) >= cp.tree_size:
             break
-        if note.originator_id == rnd.id:
+        if note.originator_id in originators:
             mine.append((len(hashes), note))
         hashes.append(_leaf_hash(app, note))
     if not mine:
@@ -110,7 +119,7 @@ def round_inclusion(
             404,
             "not-covered",
             f"checkpoint {cp.seq} does not cover this round yet; retry after the next one",
-            game_code=rnd.code,
+            game_code=code,
         )
     events = []
     for index, note in mine:
@@ -126,7 +135,7 @@ def round_inclusion(
             )
         )
     return InclusionProof(
-        game_code=rnd.code, round_id=str(rnd.id), checkpoint=_view(app, cp), events=events
+        game_code=code, round_id=str(round_id), checkpoint=_view(app, cp), events=events
     )
 
 

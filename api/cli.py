@@ -19,9 +19,12 @@ from wallet.sim.cli import add_wallet_sim
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Play a short scripted session on the configured store, seal it, print what happened:
-    a Red Dog round, a 4-line Jacks or Better round, the close and a checkpoint. Each run
+    a Red Dog round, a 4-line Jacks or Better round, the close, three players at a live
+    Infinite Blackjack table for a few rounds (api/table_demo.py) and a checkpoint. Each run
     plays a new session for player ``demo``; re-running with the same --tag replays that
     run's results instead (every command is idempotent by its request id)."""
+    from api import table_demo
+
     app = bootstrap(Settings())
     try:
         tag = args.tag or f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
@@ -38,6 +41,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if poker["status"] == "open":
             poker = app.vp_act(f"{tag}-vp-collect", sid, ["collect"])
         closed = app.close_session(f"{tag}-close", sid)
+        table = table_demo.play(app, tag, player)
         checkpoint = app.seal() or app.sealer.latest().view()  # type: ignore[union-attr]
         print(
             json.dumps(
@@ -49,9 +53,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
                         for r in (red_dog, poker)
                     ],
                     "session": closed,
+                    "table": table,
                     "checkpoint": checkpoint,
                     "next": [
                         f"audit-cli round {red_dog['code']}",
+                        f"audit-cli round {table['rounds'][0]['code']}",
                         f"audit-cli verify --pin SHA256:{app.key_history.genesis_fingerprint}",
                         f"audit-cli history {player}",
                     ],
@@ -144,6 +150,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         port=args.port,
         log_level=args.log_level,
         access_log=not args.no_access_log,
+        # Live table streams never end by themselves: on shutdown they get this long.
+        timeout_graceful_shutdown=5,
     )
     return 0
 
@@ -185,7 +193,7 @@ def cmd_table_run(args: argparse.Namespace) -> int:
     from ledger.tables.errors import TableExists
     from ledger.tables.runner import TableRunner, run_forever
 
-    app = bootstrap(Settings(), live_tables=True)
+    app = bootstrap(Settings())
     try:
         if args.create:
             with contextlib.suppress(TableExists):

@@ -18,10 +18,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from games.blackjack import AlreadyDecided, NotAnOption
 from games.errors import ActionOutOfPhase, GameRuleError
 from games.video_poker.double_up import DoubleUpNotOffered, HalfDoubleTooSmall
 from ledger import errors as le
 from ledger.errors import Contention, LedgerError, StorageUnavailable, TamperDetected
+from ledger.tables import errors as te
 
 log = logging.getLogger("croupier.api")
 
@@ -62,6 +64,18 @@ LEDGER_STATUS: dict[type[LedgerError], int] = {
     le.Contention: 503,
     le.StorageUnavailable: 503,
     le.AutoCompletionFailed: 500,
+    # the live blackjack tables (ledger/tables/errors.py)
+    te.TableNotFound: 404,
+    te.TableExists: 409,
+    te.InvalidTableConfig: 422,
+    te.UnknownBet: 422,
+    te.BettingClosed: 409,
+    te.StepClosed: 409,
+    te.NotSeated: 409,
+    te.SideBetWithoutMain: 409,
+    te.NothingToUndo: 409,
+    te.RepeatNotAllowed: 409,
+    te.TablePaused: 409,
 }
 
 
@@ -71,6 +85,8 @@ GAME_CONFLICTS: tuple[type[GameRuleError], ...] = (
     ActionOutOfPhase,
     DoubleUpNotOffered,
     HalfDoubleTooSmall,
+    NotAnOption,
+    AlreadyDecided,
 )
 
 

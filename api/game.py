@@ -30,9 +30,11 @@ from api.schemas import (
     game_history,
     round_view,
 )
+from api.table_catalogue import table_row
 from ledger import commands as c
 from ledger.casino import Casino
 from ledger.play import round_result
+from ledger.tables import queries
 
 router = APIRouter(prefix="/v1", tags=["game"], responses=ERRORS)
 
@@ -48,9 +50,14 @@ def _sid(caller: auth.Caller) -> str:
 
 
 @router.get("/games", response_model=Catalogue, dependencies=[Depends(auth.any_caller)])
-def games() -> Catalogue:
-    """Games and variants with bet options, paytables and exact RTP (any credential)."""
-    return catalogue()
+def games(app: App) -> Catalogue:
+    """Games and variants with bet options, paytables and exact RTP (any credential);
+    ``other_games.blackjack.tables``: the live tables, as ``GET /v1/tables`` lists them."""
+    doc = catalogue()
+    if "blackjack" in doc.other_games:
+        rows = [table_row(t, queries.current_round(app, t)) for t in queries.tables(app)]
+        doc.other_games["blackjack"] = {**doc.other_games["blackjack"], "tables": rows}
+    return doc
 
 
 @router.get("/sessions/{session_id}", response_model=SessionState)

@@ -23,6 +23,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from api.auth import Caller, Credentials
 
@@ -91,7 +92,7 @@ class Guard:
             return
         headers = {k.lower(): v for k, v in scope.get("headers", [])}
         if scope["path"].startswith("/v1/"):
-            caller = self._identify(headers.get(b"authorization"))
+            caller = self._identify(headers.get(b"authorization") or _stream_token(scope))
             if caller is None:
                 wait = self.failures.take(address)
                 if wait:
@@ -146,6 +147,18 @@ class Guard:
         if scheme.lower() != "bearer" or not token.strip():
             return None
         return self.credentials().identify(token.strip())
+
+
+def _stream_token(scope: Scope) -> bytes | None:
+    """A browser's EventSource cannot send headers: the table stream (only) takes the
+    session token as ``?access_token=`` (RFC 6750 §2.3)."""
+    if not scope["path"].endswith("/stream"):
+        return None
+    for pair in scope.get("query_string", b"").split(b"&"):
+        name, _, value = pair.partition(b"=")
+        if name == b"access_token" and value:
+            return b"Bearer " + unquote_to_bytes(value)
+    return None
 
 
 async def _reply(

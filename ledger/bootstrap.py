@@ -27,6 +27,7 @@ from ledger.banking import Banking
 from ledger.casino import Casino, Handler
 from ledger.keys import Keyring
 from ledger.play import AnyGame, CardSource, Clock, Rounds, SeedSource
+from ledger.player_settings import ChangeSettings, change_settings
 from ledger.red_dog import RedDogTable
 from ledger.rounds import new_seed
 from ledger.sessions import Sessions
@@ -53,7 +54,7 @@ def bootstrap(
     cards: CardSource | None = None,
     extra_handlers: Callable[[Rounds], Mapping[type[c.Command], Handler]] | None = None,
     application: type[Casino] = Casino,
-    live_tables: bool = False,
+    live_tables: bool = True,
     shoe_maker: ShoeMaker | None = None,
 ) -> Casino:
     """A ready Casino. ``games`` adds adapters (name -> adapter) beside the built-in ones;
@@ -62,8 +63,8 @@ def bootstrap(
     deals records them, and ``audit-cli round`` reports such a round as not certified.
     ``shoe_maker`` turns a live table's shoe seed into its cards (the
     tests deal chosen cards with it; by default :func:`games.blackjack.shoe_from_seed`).
-    ``live_tables`` composes the live blackjack tables' handlers (:mod:`ledger.tables`)
-    too: off by default until they have HTTP routes (every composed command has one)."""
+    The live blackjack tables' handlers (:mod:`ledger.tables`) are always composed;
+    ``live_tables`` is ignored (kept so callers written before still run)."""
     app = application(settings, keyring)
     adapters = {**registry.adapters(), **(games or {})}
     red_dog, video_poker = adapters[RED_DOG], adapters[VIDEO_POKER]
@@ -93,19 +94,19 @@ def bootstrap(
         c.StartRound: any_game.start,
         c.Decide: any_game.decide,
     }
-    if live_tables:
-        # Opt-in until the HTTP routes exist: every composed command has an endpoint
-        # (tests/integration/test_retry_after_settlement.py checks it).
-        tables = Tables(
-            app.keyring,
-            clock,
-            seed_source,
-            seat_index(app),
-            last_position(app),
-            **({} if shoe_maker is None else {"shoe_maker": shoe_maker}),
-        )
-        handlers.update(table_handlers(tables))
-        handlers[c.CloseSession] = guard_close(sessions.close_session)
+    # The live blackjack tables (every command has its HTTP route, api/tables.py and
+    # api/table_operator.py; tests/integration/test_retry_after_settlement.py checks it).
+    tables = Tables(
+        app.keyring,
+        clock,
+        seed_source,
+        seat_index(app),
+        last_position(app),
+        **({} if shoe_maker is None else {"shoe_maker": shoe_maker}),
+    )
+    handlers.update(table_handlers(tables))
+    handlers[c.CloseSession] = guard_close(sessions.close_session)
+    handlers[ChangeSettings] = change_settings
     if extra_handlers is not None:
         handlers.update(extra_handlers(rounds))
     app.handlers.update(handlers)

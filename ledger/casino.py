@@ -25,7 +25,12 @@ from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError, OperationalError, PersistenceError
+from eventsourcing.persistence import (
+    IntegrityError,
+    OperationalError,
+    PersistenceError,
+    Recording,
+)
 
 from games.errors import GameRuleError
 from ledger import commands as c
@@ -84,6 +89,9 @@ class Casino(Application[UUID]):
         self.batched_commands = 0
         self.fallbacks = 0  # batches run again command by command (a collision)
         self.snapshotter: Snapshotter | None = None  # composed by bootstrap()
+        self.commit_observers: list[Callable[[int], None]] = []
+        """Called after each commit with the newest notification id saved (the live
+        tables' stream feeds wake on it instead of waiting for their next poll)."""
         env = self.settings.eventsourcing_env()
         if "SQLITE_DBNAME" in env:
             # Processes starting together on one SQLite file race to switch it to WAL and
@@ -127,6 +135,11 @@ class Casino(Application[UUID]):
         if due and self.snapshotter is not None:
             self.snapshotter.taken += len(due)
         return recordings
+    def _notify(self, recordings: list[Recording[UUID]]) -> None:
+        if recordings and self.commit_observers:
+            newest = max(r.notification.id for r in recordings)
+            for observer in list(self.commit_observers):
+                observer(newest)
 
     # -- reading ----------------------------------------------------------------------
 

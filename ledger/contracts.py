@@ -107,3 +107,10 @@ SEAT_DECIDED: Final = "croupier/blackjack/seat/decided@1"
 SEAT_CONNECTION: Final = "croupier/blackjack/seat/connection@1"
 SEAT_SETTLED: Final = "croupier/blackjack/seat/settled@1"
 SEAT_VOIDED: Final = "croupier/blackjack/seat/voided@1"
+
+# -- player settings (seed 002 "Impostazioni"; ledger/player_settings.py) -------------------
+
+PLAYER_SETTINGS: Final = "croupier/player-settings@1"
+PLAYER_SETTINGS_CREATED: Final = "croupier/player-settings/created@1"
+PLAYER_SETTINGS_OPENED: Final = "croupier/player-settings/opened@1"
+PLAYER_SETTINGS_CHANGED: Final = "croupier/player-settings/changed@1"

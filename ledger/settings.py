@@ -64,6 +64,13 @@ class Settings(BaseSettings):
     requests_per_credential_per_second: float = 500.0
     auth_failures_per_second: float = 2.0
     auth_failure_burst: int = 20
+    # Live table streams (api/table_stream.py): seed 002's disconnection rule follows them.
+    stream_grace_seconds: float = 5.0
+    stream_heartbeat_seconds: float = 15.0
+    stream_poll_seconds: float = 0.25
+    stream_queue_messages: int = 2_000
+    streams_per_session: int = 2
+    max_streams: int = 5_000
 
     @property
     def key_directory(self) -> Path:

@@ -138,7 +138,7 @@ def catalogue_entry() -> dict[str, Any]:
     table = cashout_table(DEFAULT_CASHOUT_TABLE_ID)  # seed 002's table: cashout_math.TABLE_ID
     return {
         "id": "infinite",
-        "on_the_ledger": False,
+        "on_the_ledger": True,  # live tables: GET /v1/tables (the routes add each table)
         "rtp": [
             {
                 "bet": r.paytable_id,

@@ -29,7 +29,9 @@ def free_port() -> int:
         return port
 
 
-def launch(data_dir: Path, *args: str, **env_extra: str) -> tuple[str, int, subprocess.Popen[str]]:
+def launch(
+    data_dir: Path, *args: str, startup_seconds: float = 30, **env_extra: str
+) -> tuple[str, int, subprocess.Popen[str]]:
     """``croupier serve [args]`` in a child process on a free port (nothing inherited from
     this environment's CROUPIER_/POSTGRES_ settings), once /health answers."""
     port = free_port()
@@ -41,7 +43,7 @@ def launch(data_dir: Path, *args: str, **env_extra: str) -> tuple[str, int, subp
         cmd, env=env, cwd=data_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + startup_seconds
     while True:
         try:
             if httpx.get(f"{base}/health", timeout=1).status_code == 200:

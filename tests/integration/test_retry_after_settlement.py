@@ -21,21 +21,44 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from games import registry
+from games.blackjack import Rules, Shoe
 from ledger import commands as c
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
+from ledger.player_settings import ChangeSettings
+from ledger.tables import commands as tc
+from ledger.tables.runner import TableRunner
 from tests.conftest import Store
 from tests.helpers import ChosenSeeds, raw_rows
+from tests.integration.table_helpers import FakeClock
 from tests.integration.test_http_e2e import CREDENTIALS, OPERATOR, bearer
 from tests.toy_high_card import ENTRY, GAME
 
 SEEDS = [hashlib.sha256(f"retry-after-settlement/{i}".encode()).digest() for i in range(400)]
 DOUBLE_UP = (c.VideoPokerDouble, c.VideoPokerHalfDouble, c.VideoPokerCollect)
 Sent = tuple[str, c.Command, dict[str, Any]]
+RUNNER_ONLY = {tc.AdvanceTable}
+"""Sent by the table runner inside ``croupier serve``, never by a client: no route."""
+# Player 9-7, dealer ace up (insurance window), hole 6; step cards 2, 5, 3, ...
+TABLE_SHOE = Shoe.of("9c Ad 7d 6s 2h 5c 3d 4s 8h Tc Qd Kh 2c 3h 4d 5s 6h 7c 8d 9s")
+TABLE_CONFIG = {
+    "betting_ms": 10_000,
+    "insurance_ms": 5_000,
+    "step_ms": 5_000,
+    "grace_ms": 0,
+    "settle_batch": 3,
+}
 
 
-def play_everything(send: Callable[[str, c.Command], dict[str, Any]]) -> list[Sent]:
-    """Play every mutating command at least once; each round runs to its end."""
+def one_shoe(rules: Rules, seed: bytes) -> Shoe:
+    return TABLE_SHOE
+
+
+def play_everything(
+    send: Callable[[str, c.Command], dict[str, Any]], tick: Callable[[int], object]
+) -> list[Sent]:
+    """Play every mutating command at least once; each round runs to its end. ``tick``
+    moves the fake clock on by some milliseconds and runs the table's runner."""
     sent: list[Sent] = []
     n = 0
 
@@ -101,6 +124,32 @@ def play_everything(send: Callable[[str, c.Command], dict[str, Any]]) -> list[Se
     # A game added through the registry, played with the game-neutral commands.
     r = do(c.StartRound(sid, GAME, {"bet": 100}))
     assert do(c.Decide(sid, GAME, ("reveal",)))["status"] == "settled"
+
+    # A live blackjack table: every player and operator command (the runner's own
+    # AdvanceTable commands are sent by ``tick``).
+    do(ChangeSettings(sid, {"show_cash_out": False}))
+    do(tc.CreateTable("T1", "EUR", dict(TABLE_CONFIG)))
+    do(tc.ConfigureTable("T1", {**TABLE_CONFIG, "chip": 200}))
+    tick(0)  # round 1 opens
+    do(tc.Connect(sid, "T1"))
+    code = do(tc.PlaceBet(sid, "T1", "main", 200))["code"]
+    do(tc.AllSideBets(sid, "T1"))
+    do(tc.DoubleBets(sid, "T1"))
+    do(tc.UndoBet(sid, "T1"))
+    do(tc.UndoBet(sid, "T1", everything=True))
+    do(tc.PlaceBet(sid, "T1", "main", 200))
+    do(tc.PauseTable("T1", "card reader check"))
+    do(tc.ResumeTable("T1"))
+    tick(10_000)  # the deal: ace up, the insurance window
+    do(tc.TableDecide(sid, "T1", 0, "no-insurance"))
+    tick(0)  # every seat decided: the window closes early, step 1 opens
+    do(tc.TableDecide(sid, "T1", 1, "hit"))  # 16 + 2 = 18
+    tick(0)
+    do(tc.TableDecide(sid, "T1", 2, "stand"))
+    tick(0)  # the dealer stands on soft 17; the seat settles; round 2 opens
+    do(tc.RepeatBets(sid, "T1"))
+    do(tc.Disconnect(sid, "T1"))  # before the deadline: the bets come back
+    do(tc.VoidTableRound("T1", code, "dealer misdeal", "INC-10"))
     do(c.CloseSession(sid))
     return sent
 
@@ -111,18 +160,31 @@ def toy() -> Iterator[None]:
         yield
 
 
-def open_app(store: Store) -> Casino:
-    app = bootstrap(store.settings(**CREDENTIALS), store.keyring, seed_source=ChosenSeeds(*SEEDS))
+def open_app(store: Store, clock: FakeClock | None = None) -> Casino:
+    app = bootstrap(
+        store.settings(**CREDENTIALS),
+        store.keyring,
+        seed_source=ChosenSeeds(*SEEDS),
+        clock=clock or FakeClock(),
+        shoe_maker=one_shoe,
+    )
     store.apps.append(app)
     return app
+
+
+def ticker(app: Casino, clock: FakeClock) -> Callable[[int], object]:
+    runner = TableRunner(app, "T1", clock)
+    return lambda ms: runner.tick(clock.advance(ms))
 
 
 def test_every_command_retried_after_settlement_and_a_restart_answers_the_same_and_moves_nothing(
     store: Store,
 ) -> None:
-    app = open_app(store)
-    sent = play_everything(app.command)
-    assert {type(cmd) for _, cmd, _ in sent} == set(app.handlers), "a command is not retried"
+    clock = FakeClock()
+    app = open_app(store, clock)
+    sent = play_everything(app.command, ticker(app, clock))
+    played = {type(cmd) for _, cmd, _ in sent}
+    assert played == set(app.handlers) - RUNNER_ONLY, "a command is not retried"
     before = raw_rows(store)
 
     for rid, cmd, result in sent:
@@ -189,6 +251,47 @@ def route(cmd: c.Command) -> tuple[str, dict[str, Any] | None, str]:
         case c.VideoPokerCollect() | c.VideoPokerDouble() | c.VideoPokerHalfDouble():
             action = {"vp_collect": "collect", "vp_double": "double"}.get(cmd.name, "half-double")
             return f"{session}/video-poker/{action}", None, "player"
+        case ChangeSettings():
+            return f"{session}/settings", dict(cmd.settings), "player"
+    return table_route(cmd, session)
+
+
+def table_route(cmd: c.Command, session: str) -> tuple[str, dict[str, Any] | None, str]:
+    """The live tables' routes (api/tables.py, api/table_operator.py)."""
+    seat = f"{session}/tables/{getattr(cmd, 'table', '')}"
+    match cmd:
+        case tc.CreateTable():
+            return (
+                "/v1/tables",
+                {"table": cmd.table, "currency": cmd.currency, "config": cmd.config},
+                "op",
+            )
+        case tc.ConfigureTable():
+            return f"/v1/tables/{cmd.table}/config", {"config": cmd.config}, "op"
+        case tc.PauseTable():
+            return f"/v1/tables/{cmd.table}/pause", {"reason": cmd.reason}, "op"
+        case tc.ResumeTable():
+            return f"/v1/tables/{cmd.table}/resume", None, "op"
+        case tc.VoidTableRound():
+            body = {"reason": cmd.reason, "incident_id": cmd.incident_id}
+            return f"/v1/table-rounds/{cmd.code}/void", body, "op"
+        case tc.PlaceBet():
+            return f"{seat}/bets", {"bet": cmd.bet, "amount": cmd.amount}, "player"
+        case tc.UndoBet():
+            return f"{seat}/{'undo-all' if cmd.everything else 'undo'}", None, "player"
+        case tc.TableDecide() if cmd.step == 0:
+            return f"{seat}/insurance", {"take": cmd.decision == "insure"}, "player"
+        case tc.TableDecide():
+            return f"{seat}/decide", {"step": cmd.step, "decision": cmd.decision}, "player"
+    simple = {
+        tc.Connect: "join",
+        tc.Disconnect: "leave",
+        tc.RepeatBets: "repeat",
+        tc.DoubleBets: "double",
+        tc.AllSideBets: "all-side-bets",
+    }
+    if type(cmd) in simple:
+        return f"{seat}/{simple[type(cmd)]}", None, "player"
     raise AssertionError(f"no route for {cmd!r}")
 
 
@@ -219,11 +322,12 @@ class Http:
 def test_every_endpoint_retried_after_settlement_and_a_restart_answers_the_same_and_moves_nothing(
     store: Store,
 ) -> None:
-    casino = open_app(store)
+    clock = FakeClock()
+    casino = open_app(store, clock)
     with TestClient(create_app(casino)) as client:
         http = Http(client)
-        sent = play_everything(http.send)
-        assert {type(cmd) for _, cmd, _ in sent} == set(casino.handlers)
+        sent = play_everything(http.send, ticker(casino, clock))
+        assert {type(cmd) for _, cmd, _ in sent} == set(casino.handlers) - RUNNER_ONLY
         before = raw_rows(store)
         for (path, body, token, key), (_, _, first) in zip(http.requests, sent, strict=True):
             assert http.post(path, body, token, key) == first, path

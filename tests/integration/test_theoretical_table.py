@@ -110,7 +110,7 @@ def test_the_catalogue_lists_infinite_blackjacks_certified_figures(store: Store)
     with TestClient(create_app(casino)) as client:
         games = client.get("/v1/games", headers=bearer(OPERATOR)).json()
     entry = games["other_games"]["blackjack"]
-    assert entry["id"] == "infinite" and entry["on_the_ledger"] is False
+    assert entry["id"] == "infinite" and entry["on_the_ledger"] is True
     by = {(r["bet"], r["play"]): r for r in entry["rtp"]}
     main = by[("main, ten-up all-bets", "optimal")]
     assert (main["percent"], main["published"]) == ("99.4561", "99.47")

@@ -1,0 +1,83 @@
+"""The live tables in the catalogue (``GET /v1/tables`` and ``/v1/games``): each table's
+limits per bet type, windows, paytables, the certified RTP of what it plays (the main game
+under its ten-up reading, every side bet, insurance, always cashing out) and its cash-out
+offer table. The figures are the shipped certified ones (no maths at request time)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from games.blackjack import PAYTABLES
+from games.blackjack.cashout import cashout_table
+from games.blackjack.certified import certified_rows
+from games.percent import as_percent
+
+MAIN_PAYS = {"blackjack": "3:2", "win": "1:1", "push": "stake back", "six-card-charlie": "1:1"}
+INSURANCE_PAYS = "2:1"
+
+
+def _rtp_rows(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    main = f"main, ten-up {config['ten_up']}"
+    sides = set(config["paytables"].values())
+    out = []
+    for r in certified_rows():
+        if r.paytable_id == main and r.play in ("optimal", "basic strategy"):
+            bet = "main"
+        elif r.paytable_id in sides:
+            bet = next(k for k, v in config["paytables"].items() if v == r.paytable_id)
+        elif r.paytable_id.startswith("insurance"):
+            bet = "insurance"
+        elif r.paytable_id == config["cashout_table_id"] and r.play.startswith("always"):
+            bet = "always-cash-out"
+        else:
+            continue
+        out.append(
+            {
+                "bet": bet,
+                "paytable_id": r.paytable_id,
+                "play": r.play,
+                "percent": str(as_percent(r.rtp)),
+                "published": r.published,
+                "agreement": r.agreement,
+            }
+        )
+    return out
+
+
+def offers(table_id: str) -> dict[str, dict[str, dict[str, int]]]:
+    """Cash-out offers in hundredths of the main bet, by hard/soft, hand total, then the
+    dealer's up card (11 = ace): the layout of the published table."""
+    out: dict[str, dict[str, dict[str, int]]] = {"hard": {}, "soft": {}}
+    for (total, soft, up), value in sorted(cashout_table(table_id).offers.items()):
+        out["soft" if soft else "hard"].setdefault(str(total), {})[str(up)] = value
+    return out
+
+
+def table_row(t: Any, current: Any) -> dict[str, Any]:
+    config = t.config
+    return {
+        "table": t.table,
+        "currency": t.currency,
+        "limits": {k: list(v) for k, v in config["limits"].items()},
+        "chip": config["chip"],
+        "windows_ms": {k: config[f"{k}_ms"] for k in ("betting", "insurance", "step", "grace")},
+        "decks": config["decks"],
+        "penetration_permille": list(config["penetration_permille"]),
+        "ten_up": config["ten_up"],
+        "paytables": {
+            "main": MAIN_PAYS,
+            "insurance": INSURANCE_PAYS,
+            **{
+                bet: {"id": pid, "pays": {k: f"{v}:1" for k, v in PAYTABLES[pid].pays.items()}}
+                for bet, pid in config["paytables"].items()
+            },
+        },
+        "rtp": _rtp_rows(config),
+        "cashout_table": {
+            "id": config["cashout_table_id"],
+            "offers": offers(config["cashout_table_id"]),
+        },
+        "round": None if current is None else current.code,
+        "phase": None if current is None else current.phase,
+    }

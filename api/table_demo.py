@@ -1,0 +1,128 @@
+"""``croupier demo``'s live table part: a few players at an Infinite Blackjack table for a
+few rounds, on the system clock (short windows; a step closes as soon as every player has
+decided), then their sessions close. Every command is idempotent by its request id, so
+re-running a ``--tag`` replays the recorded answers (rounds already played are not
+waited for again)."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from ledger.casino import Casino
+from ledger.errors import AccountNotFound
+from ledger.tables import commands as tc
+from ledger.tables import queries
+from ledger.tables.errors import TableExists
+from ledger.tables.history import seat_history
+from ledger.tables.runner import TableRunner
+
+DEMO_TABLE = "ibj-demo"
+DEMO_CONFIG: dict[str, Any] = {
+    "betting_ms": 1_500,
+    "insurance_ms": 1_000,
+    "step_ms": 1_000,
+    "grace_ms": 100,
+}
+PLAYERS = ("ann", "bob", "cat")
+ROUNDS = 3
+TIMEOUT_SECONDS = 60.0
+
+
+def _choose(options: list[dict[str, Any]], total: int) -> str:
+    """A plain player: no insurance; stand on 17 or more, else hit (stand if no hit)."""
+    offered = [o["decision"] for o in options]
+    if "no-insurance" in offered:
+        return "no-insurance"
+    if total < 17 and "hit" in offered:
+        return "hit"
+    return "stand" if "stand" in offered else offered[0]
+
+
+def play(
+    app: Casino,
+    tag: str,
+    prefix: str,
+    sleep: Callable[[float], None] = time.sleep,
+) -> dict[str, Any]:
+    """Seat :data:`PLAYERS` (accounts ``{prefix}-ann`` ...) for :data:`ROUNDS` rounds;
+    return each round's code and every player's bets and payout."""
+    with contextlib.suppress(TableExists):
+        app.command(f"demo-create-{DEMO_TABLE}", tc.CreateTable(DEMO_TABLE, "EUR", DEMO_CONFIG))
+    runner = TableRunner(app, DEMO_TABLE, lambda: datetime.now(UTC))
+    sessions: dict[str, str] = {}
+    for name in PLAYERS:
+        player = f"{prefix}-{name}"
+        try:
+            app.account_balance(player)
+        except AccountNotFound:
+            app.open_account(f"{tag}-{name}-open", player, "EUR")
+        app.deposit(f"{tag}-{name}-deposit", player, 10_000)
+        sessions[name] = app.open_session(f"{tag}-{name}-session", player, 5_000)["session_id"]
+    played = []
+    for n in range(1, ROUNDS + 1):
+        code = _one_round(app, runner, tag, n, sessions, sleep)
+        played.append(
+            {
+                "code": code,
+                "seats": {
+                    name: {
+                        k: seat_history(app, DEMO_TABLE, code, sid)[k]
+                        for k in ("status", "bets", "staked", "paid")
+                    }
+                    for name, sid in sessions.items()
+                },
+            }
+        )
+    closed = {
+        name: app.close_session(f"{tag}-{name}-close", sid)["final_balance"]
+        for name, sid in sessions.items()
+    }
+    return {"table": DEMO_TABLE, "rounds": played, "final_balances": closed}
+
+
+def _one_round(
+    app: Casino,
+    runner: TableRunner,
+    tag: str,
+    n: int,
+    sessions: dict[str, str],
+    sleep: Callable[[float], None],
+) -> str:
+    deadline = time.monotonic() + TIMEOUT_SECONDS
+    code = None
+    while code is None:  # wait for a betting window (the previous round may be finishing)
+        runner.tick()
+        view = queries.session_view(app, DEMO_TABLE, next(iter(sessions.values())))
+        rnd = view["round"]
+        if rnd is not None and rnd["phase"] == "betting":
+            code = rnd["code"]
+        elif time.monotonic() > deadline:
+            raise TimeoutError("the demo table opened no betting window")
+        else:
+            sleep(0.05)
+    for i, (name, sid) in enumerate(sessions.items()):
+        r = app.command(f"{tag}-{name}-r{n}-bet", tc.PlaceBet(sid, DEMO_TABLE, "main", 200))
+        code = r["code"]
+        if i == 0:
+            app.command(f"{tag}-{name}-r{n}-sides", tc.AllSideBets(sid, DEMO_TABLE))
+    rnd = queries.find_round(app, code)
+    while not rnd.closed:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the demo round {code} did not finish")
+        for name, sid in sessions.items():
+            view = queries.session_view(app, DEMO_TABLE, sid)
+            if view["options"] and view["round"]["code"] == code:
+                seat = view["seat"]
+                hand = seat["hands"][seat["active_hand"] or 0]
+                decision = _choose(view["options"], hand["total"])
+                step = view["round"]["step"]
+                request = f"{tag}-{name}-r{n}-s{step}-h{len(hand['cards'])}"
+                app.command(request, tc.TableDecide(sid, DEMO_TABLE, step, decision))
+        runner.tick()
+        sleep(0.05)
+        rnd = queries.find_round(app, code)
+    return str(code)

@@ -1,0 +1,234 @@
+"""One feed per live table: reads the log once and fans its messages out to every stream.
+
+The feed keeps a :class:`~api.table_messages.TableFold` at the log's newest position and
+the encoded messages of the current and the previous round (the buffer). A stream
+subscribes with the position it has seen: under the feed's lock it gets the buffered
+messages after that position (its own and the table's), then every new one as the feed
+reads it, so nothing is lost or repeated between the two. A stream further behind than
+the buffer replays the log first (:func:`replay`), then subscribes.
+
+Each subscriber has a bounded queue: a client that does not read fast enough has its
+queue overflow, is dropped (its stream ends) and reconnects with ``Last-Event-ID``; the
+server never holds more than ``queue_limit`` messages for it. Heartbeats carry the
+feed's position as their id, so an idle client's ``Last-Event-ID`` stays recent.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from api.table_messages import WINDOWS, Message, TableFold, options_message
+from ledger.casino import Casino
+from ledger.tables.seat import seat_id_for
+from ledger.tables.table import Table, table_id_for
+from ledger.tables.table_round import TableRound
+
+
+def encode(m: Message) -> bytes:
+    """One Server-Sent Event: ``id`` (log position; none for derived state), ``event``
+    (the type) and one ``data`` line of JSON (which never holds a raw newline)."""
+    body = json.dumps({"type": m.type, **m.data}, separators=(",", ":"))
+    head = f"id: {m.position}\n" if m.position else ""
+    return f"{head}event: {m.type}\ndata: {body}\n\n".encode()
+
+
+class Subscriber:
+    """One stream's queue. ``push`` is called under the feed's lock; the stream drains it
+    (``deque`` appends and pops are thread-safe)."""
+
+    def __init__(self, table: str, session: str, limit: int, now: float) -> None:
+        self.table = table
+        self.session = session
+        self.limit = limit
+        self.queue: deque[bytes] = deque()
+        self.dropped = False
+        self.closed = False
+        self.last_push = now
+        self.wake: Callable[[], None] = lambda: None
+        """Set by the stream: called (from the feed's thread) when there is news."""
+
+    def push(self, chunk: bytes, now: float) -> bool:
+        if len(self.queue) >= self.limit:
+            self.dropped = True
+            self.queue.clear()
+            return False
+        self.queue.append(chunk)
+        self.last_push = now
+        return True
+
+    def drain(self) -> bytes:
+        out = []
+        while self.queue:
+            out.append(self.queue.popleft())
+        return b"".join(out)
+
+
+class TableFeed:
+    def __init__(
+        self,
+        app: Casino,
+        table: str,
+        clock: Callable[[], float],
+        heartbeat_seconds: float = 15.0,
+    ) -> None:
+        self.app = app
+        self.table = table
+        self.clock = clock
+        self.heartbeat_seconds = heartbeat_seconds
+        self.lock = threading.Lock()
+        self.fold = TableFold(app, table)
+        self.subscribers: dict[str, set[Subscriber]] = {}
+        self.table_items: list[tuple[int, bytes]] = []
+        self.session_items: dict[str, list[tuple[int, bytes]]] = {}
+        start = self._current_round_start()
+        self.position = start
+        self.buffer_start = start
+        """Streams after this position are served from the buffer; before it, replayed."""
+        self.round_start = start
+        """Where a stream without ``Last-Event-ID`` starts: just before its round opened."""
+        self._previous_start = start
+        self._shoe_shuffled_at = 0
+        self.poll()
+
+    def _current_round_start(self) -> int:
+        """The log position just before the current round opened (its seats open after
+        it), so the feed's buffer starts with the whole current round."""
+        table = self.app.find(Table, table_id_for(self.table))
+        if table is None or table.round_id is None:
+            return int(self.app.recorder.max_notification_id() or 0)
+        from uuid import UUID
+
+        rnd = self.app.find(TableRound, UUID(table.round_id))
+        assert rnd is not None
+        return int(rnd.seats_from)
+
+    # -- reading the log ------------------------------------------------------------------
+
+    def poll(self) -> list[Subscriber]:
+        """Read the log up to its newest position; push every message to its streams and
+        heartbeats to idle ones; return the subscribers that got something (to wake)."""
+        woken: set[Subscriber] = set()
+        top = int(self.app.recorder.max_notification_id() or 0)
+        with self.lock:
+            while self.position < top:
+                messages, reached = self.fold.read(self.position, top)
+                for m in messages:
+                    self._publish(m, woken)
+                self.position = reached
+            self._heartbeats(woken)
+        return list(woken)
+
+    def _publish(self, m: Message, woken: set[Subscriber]) -> None:
+        now = self.clock()
+        chunk = encode(m)
+        if m.type == "shoe-shuffled":
+            self._shoe_shuffled_at = m.position
+        if m.type == "round-opened":
+            self._new_round(m)
+        if m.session is None:
+            self.table_items.append((m.position, chunk))
+            for subs in self.subscribers.values():
+                self._push_all(subs, chunk, now, woken)
+        else:
+            self.session_items.setdefault(m.session, []).append((m.position, chunk))
+            self._push_all(self.subscribers.get(m.session, ()), chunk, now, woken)
+        if m.session is None and m.type in WINDOWS:
+            for o in self.fold.options_for(self.subscribers):
+                self._push_all(self.subscribers.get(o.session or "", ()), encode(o), now, woken)
+
+    def _push_all(
+        self, subs: Iterable[Subscriber], chunk: bytes, now: float, woken: set[Subscriber]
+    ) -> None:
+        for sub in list(subs):
+            if not sub.push(chunk, now):
+                self._remove(sub)
+            woken.add(sub)
+
+    def _new_round(self, m: Message) -> None:
+        """Keep the buffer to this round and the one before."""
+        start = m.position - 1
+        if m.data.get("shoe_position") == 0 and self._shoe_shuffled_at:
+            start = min(start, self._shoe_shuffled_at - 1)
+        self.buffer_start, self._previous_start = self._previous_start, start
+        self.round_start = start
+        cut = bisect.bisect_right(self.table_items, (self.buffer_start, b"\xff"))
+        del self.table_items[:cut]
+        for session in list(self.session_items):
+            items = self.session_items[session]
+            cut = bisect.bisect_right(items, (self.buffer_start, b"\xff"))
+            del items[:cut]
+            if not items:
+                del self.session_items[session]
+
+    def _heartbeats(self, woken: set[Subscriber]) -> None:
+        now = self.clock()
+        beat = encode(Message(self.position, "heartbeat", {"position": self.position}))
+        for subs in self.subscribers.values():
+            for sub in list(subs):
+                if now - sub.last_push >= self.heartbeat_seconds:
+                    if not sub.push(beat, now):
+                        self._remove(sub)
+                    woken.add(sub)
+
+    # -- streams --------------------------------------------------------------------------
+
+    def subscribe(self, sub: Subscriber, after: int) -> bool:
+        """Register ``sub`` to get everything after ``after``: the buffered messages now,
+        the rest as they come. False if ``after`` is older than the buffer (replay the
+        log up to ``buffer_start`` first, then subscribe again)."""
+        with self.lock:
+            if after < self.buffer_start:
+                return False
+            now = self.clock()
+            table = self.table_items[bisect.bisect_right(self.table_items, (after, b"\xff")) :]
+            own = self.session_items.get(sub.session, [])
+            own = own[bisect.bisect_right(own, (after, b"\xff")) :]
+            for _, chunk in sorted([*table, *own]):
+                sub.queue.append(chunk)
+            sub.last_push = now
+            current = self._options_now(sub.session)
+            if current is not None:
+                sub.queue.append(encode(current))
+            self.subscribers.setdefault(sub.session, set()).add(sub)
+            return True
+
+    def _options_now(self, session: str) -> Message | None:
+        rnd = self.fold.current
+        if rnd is None or rnd.up is None or rnd.closed:
+            return None
+        seat = self.fold.seats.get(seat_id_for(rnd.id, session))
+        return None if seat is None else options_message(rnd, seat)
+
+    def unsubscribe(self, sub: Subscriber) -> None:
+        with self.lock:
+            self._remove(sub)
+
+    def _remove(self, sub: Subscriber) -> None:
+        subs = self.subscribers.get(sub.session)
+        if subs is not None:
+            subs.discard(sub)
+            if not subs:
+                del self.subscribers[sub.session]
+
+    def count(self) -> int:
+        with self.lock:
+            return sum(len(s) for s in self.subscribers.values())
+
+
+def replay(app: Casino, table: str, session: str, after: int, upto: int) -> Iterator[bytes]:
+    """The stream of one session from the log (a reconnect older than the feed's
+    buffer), page by page, up to ``upto``."""
+    fold = TableFold(app, table, only_session=session)
+    position = after
+    while position < upto:
+        messages, position = fold.read(position, upto)
+        yield b"".join(encode(m) for m in messages)
+
+
+def describe(m: Message) -> dict[str, Any]:
+    return {"id": m.position, "type": m.type, **m.data}

@@ -1,0 +1,122 @@
+"""``croupier serve`` runs every live table: one background thread ticks each table's
+:class:`~ledger.tables.runner.TableRunner` on the system clock, finds tables created
+while it runs, logs (and survives) a failing tick, and stops cleanly before the store
+closes. On the embedded default (SQLite) with no table yet, the first start creates one
+Infinite Blackjack table, :data:`DEFAULT_TABLE` in EUR with the default configuration,
+so the README's main job serves a playable table.
+
+Several processes may run the runners of one table (PostgreSQL): the runner's fence makes
+each action happen once (:mod:`ledger.tables.runner`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from uuid import UUID
+
+from ledger import contracts
+from ledger.casino import Casino
+from ledger.settings import Settings
+from ledger.tables.commands import CreateTable
+from ledger.tables.runner import TableRunner
+from ledger.tables.table import Table
+
+log = logging.getLogger("croupier.tables")
+
+DEFAULT_TABLE = "ibj-1"
+DEFAULT_CURRENCY = "EUR"
+DEFAULT_TABLE_REQUEST = "croupier-serve/default-table/ibj-1"
+INTERVAL_SECONDS = 0.1
+"""How often every table is looked at: a window closes at most this late (plus its
+``grace_ms``)."""
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def ensure_default_table(app: Casino, settings: Settings) -> str | None:
+    """Create the default table on the embedded default when there is no table yet;
+    returns its id if it was created (or had been, by this same request)."""
+    if settings.uses_postgres:
+        return None
+    page = app.recorder.select_notifications(start=1, limit=1, topics=[contracts.TABLE_OPENED])
+    if page:
+        return None
+    app.command(DEFAULT_TABLE_REQUEST, CreateTable(DEFAULT_TABLE, DEFAULT_CURRENCY, {}))
+    return DEFAULT_TABLE
+
+
+class TableRunners:
+    """The runners of every table of one application, ticked from one thread."""
+
+    def __init__(
+        self,
+        app: Casino,
+        clock: Callable[[], datetime] = utc_now,
+        interval: float = INTERVAL_SECONDS,
+    ) -> None:
+        self.app = app
+        self.clock = clock
+        self.interval = interval
+        self.runners: dict[str, TableRunner] = {}
+        self.failures = 0
+        self._seen = 0  # the last notification id looked at for new tables
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last_error: dict[str, str] = {}
+
+    def discover(self) -> None:
+        """Add a runner for every table created since the last look."""
+        while True:
+            page = self.app.recorder.select_notifications(
+                start=self._seen + 1, limit=500, topics=[contracts.TABLE_OPENED]
+            )
+            for note in page:
+                table = self.app.find(Table, UUID(str(note.originator_id)))
+                if table is not None and table.table not in self.runners:
+                    self.runners[table.table] = TableRunner(self.app, table.table, self.clock)
+            if page:
+                self._seen = page[-1].id
+            if len(page) < 500:
+                return
+
+    def tick(self) -> int:
+        """One look at every table: the actions taken. A table whose tick fails is logged
+        (once per distinct error) and tried again on the next tick."""
+        self.discover()
+        done = 0
+        for name, runner in self.runners.items():
+            try:
+                done += len(runner.tick(self.clock()))
+            except Exception as e:  # a failing table must not stop the others
+                self.failures += 1
+                text = f"{type(e).__name__}: {e}"
+                if self._last_error.get(name) != text:
+                    log.exception("table %s: the runner's tick failed", name)
+                    self._last_error[name] = text
+            else:
+                self._last_error.pop(name, None)
+        return done
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="croupier-tables", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.tick()
+            except Exception:  # discovery itself failed (the store): log, keep going
+                self.failures += 1
+                log.exception("table runners: looking for tables failed")
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop after the current tick (its commands complete) and wait for it."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None

@@ -1,0 +1,320 @@
+"""``GET /v1/tables/{table}/stream``: a live table as Server-Sent Events (issue 10).
+
+Authenticated by the session token: ``Authorization: Bearer`` (any HTTP client), or, for a
+browser's ``EventSource``, which cannot set headers, ``?access_token=`` (RFC 6750 §2.3,
+on this route only). The stream carries every table message and the session's own seat
+messages (:mod:`api.table_messages`), each with its log position as ``id``; reconnecting
+with ``Last-Event-ID`` (or ``?last_event_id=``) resumes exactly after it. Without one a
+stream starts at the current round's opening.
+
+Opening a stream connects the session's seat, losing it disconnects it after the grace
+(:mod:`api.table_connections`). One thread per process polls every table's feed, woken at
+once by the ledger's commits (and every ``stream_poll_seconds`` for other processes'
+writes); the streams wait on the event loop, so a thousand cost no threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Annotated, Any
+
+import anyio
+from anyio import to_thread
+from fastapi import APIRouter, Header, Path, Query, Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from api import auth
+from api.common import ERRORS
+from api.errors import ApiError
+from api.table_connections import Connections
+from api.table_feed import Subscriber, TableFeed, replay
+from api.table_schemas import TABLE_PATTERN
+from ledger.casino import Casino
+from ledger.settings import Settings
+from ledger.tables import commands as tc
+from ledger.tables.table import Table, table_id_for
+
+log = logging.getLogger("croupier.stream")
+router = APIRouter(prefix="/v1", tags=["tables"], responses=ERRORS)
+RETRY_MS = 1000
+"""The reconnection delay the stream asks of an ``EventSource`` (well inside the grace)."""
+
+
+class TableStreams:
+    """Every table's feed in this process, the streams' limits and the connection rule."""
+
+    def __init__(
+        self,
+        app: Casino,
+        settings: Settings,
+        clock: Callable[[], float] = time.monotonic,
+        submit: Callable[[Callable[[], None]], object] | None = None,
+    ) -> None:
+        self.app = app
+        self.settings = settings
+        self.clock = clock
+        self.feeds: dict[str, TableFeed] = {}
+        self.lock = threading.Lock()
+        self.sessions: dict[str, int] = {}
+        self.total = 0
+        self._pool: ThreadPoolExecutor | None = None
+        if submit is None:
+            self._pool = ThreadPoolExecutor(4, thread_name_prefix="croupier-connect")
+            submit = self._pool.submit
+        self.connections = Connections(self._send, settings.stream_grace_seconds, clock, submit)
+        self.waker: Callable[[list[Subscriber]], None] = lambda subs: None
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _send(self, session: str, table: str, connected: bool) -> None:
+        cmd = tc.Connect(session, table) if connected else tc.Disconnect(session, table)
+        verb = "connect" if connected else "disconnect"
+        self.app.command(f"stream-{verb}-{uuid.uuid4().hex}", cmd)
+
+    # -- feeds ------------------------------------------------------------------------------
+
+    def feed(self, table: str) -> TableFeed:
+        with self.lock:
+            feed = self.feeds.get(table)
+        if feed is not None:
+            return feed
+        if self.app.find(Table, table_id_for(table)) is None:
+            raise ApiError(404, "table-not-found", f"no blackjack table {table!r}", table=table)
+        made = TableFeed(self.app, table, self.clock, self.settings.stream_heartbeat_seconds)
+        with self.lock:
+            return self.feeds.setdefault(table, made)
+
+    def tick(self) -> None:
+        """Send the disconnects that are due, then poll every feed once and wake the
+        streams that got something."""
+        self.connections.due()
+        with self.lock:
+            feeds = list(self.feeds.values())
+        for feed in feeds:
+            woken = feed.poll()
+            if woken:
+                self.waker(woken)
+
+    @property
+    def started(self) -> bool:
+        return self._thread is not None
+
+    def start(self, waker: Callable[[list[Subscriber]], None]) -> None:
+        if self._thread is not None:
+            return
+        self.waker = waker
+        self.app.commit_observers.append(self._committed)
+        self._thread = threading.Thread(target=self._run, name="croupier-table-feed", daemon=True)
+        self._thread.start()
+
+    def _committed(self, position: int) -> None:
+        self._wake.set()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(self.settings.stream_poll_seconds)
+            self._wake.clear()
+            try:
+                self.tick()
+            except Exception as e:  # a failed read is retried at the next tick
+                log.error("table feed: %r", e, exc_info=e)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._committed in self.app.commit_observers:
+            self.app.commit_observers.remove(self._committed)
+        if self._thread is not None:
+            self._thread.join(5)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+
+    # -- streams ----------------------------------------------------------------------------
+
+    def admit(self, session: str) -> None:
+        """Count a new stream, or refuse it: a session has at most
+        ``streams_per_session`` streams open, the process ``max_streams``."""
+        with self.lock:
+            if self.sessions.get(session, 0) >= self.settings.streams_per_session:
+                raise ApiError(
+                    429,
+                    "too-many-streams",
+                    f"this session has {self.settings.streams_per_session} streams open already",
+                    session_id=session,
+                )
+            if self.total >= self.settings.max_streams:
+                raise ApiError(503, "too-many-streams", "the server has no stream free; retry")
+            self.sessions[session] = self.sessions.get(session, 0) + 1
+            self.total += 1
+
+    def release(self, session: str) -> None:
+        with self.lock:
+            left = self.sessions.get(session, 0) - 1
+            if left > 0:
+                self.sessions[session] = left
+            else:
+                self.sessions.pop(session, None)
+            self.total -= 1
+
+
+def streams_of(request: Request) -> TableStreams:
+    """The app's streams, made on the first stream request (the Casino may be the
+    caller's or the app's own) and stopped with the app."""
+    state = request.app.state
+    streams: TableStreams | None = getattr(state, "table_streams", None)
+    if streams is None or streams.app is not state.casino:
+        streams = TableStreams(state.casino, state.settings)
+        state.table_streams = streams
+    if not streams.started:
+        loop = asyncio.get_running_loop()
+
+        def wake(subs: list[Subscriber]) -> None:
+            loop.call_soon_threadsafe(_wake_all, subs)
+
+        streams.start(wake)
+    return streams
+
+
+def _wake_all(subs: list[Subscriber]) -> None:
+    for sub in subs:
+        sub.wake()
+
+
+def stream_caller(request: Request) -> auth.Caller:
+    """The session of the bearer token, from the header or ``access_token``."""
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        token = request.query_params.get("access_token", "")
+    caller = request.app.state.credentials.identify(token.strip()) if token.strip() else None
+    if caller is None:
+        raise ApiError(401, "unauthenticated", "a session token is required")
+    if caller.role is not auth.Role.SESSION:
+        raise ApiError(403, "forbidden", f"the {caller.role} credential has no seat to stream")
+    checked: auth.Caller = auth._open_session(request, caller)
+    return checked
+
+
+def _position(header: str | None, query: int | None) -> int | None:
+    if header is None:
+        return query
+    text = header.strip()
+    if not text.isdigit() or len(text) > 15:
+        raise ApiError(422, "invalid-request", "Last-Event-ID must be a log position (an integer)")
+    return int(text)
+
+
+def _log_top(app: Casino) -> int:
+    return int(app.recorder.max_notification_id() or 0)
+
+
+class EventStream(Response):
+    """The SSE response: catch-up, then live messages; ends when the client goes, or
+    when its queue overflowed (the client reconnects with ``Last-Event-ID``)."""
+
+    media_type = "text/event-stream"
+
+    def __init__(self, streams: TableStreams, feed: TableFeed, session: str, after: int) -> None:
+        self.status_code = 200
+        self.background = None
+        self.raw_headers = [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"cache-control", b"no-store"),
+            (b"x-accel-buffering", b"no"),  # proxies must not buffer the stream
+        ]
+        self.streams, self.feed, self.session, self.after = streams, feed, session, after
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        streams, feed, session = self.streams, self.feed, self.session
+        sub = Subscriber(feed.table, session, streams.settings.stream_queue_messages, 0.0)
+        news = asyncio.Event()
+        sub.wake = news.set
+        streams.connections.opened(session, feed.table)
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+            await send(_body(f"retry: {RETRY_MS}\n\n".encode()))
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_until_disconnect, receive, tg.cancel_scope)
+                await self._catch_up(sub, send)
+                while not sub.dropped:
+                    await news.wait()
+                    news.clear()
+                    chunk = sub.drain()
+                    if chunk:
+                        await send(_body(chunk))
+                tg.cancel_scope.cancel()
+        finally:
+            feed.unsubscribe(sub)
+            streams.release(session)
+            streams.connections.closed(session, feed.table)
+
+    async def _catch_up(self, sub: Subscriber, send: Send) -> None:
+        """Replay the log while the stream is behind the feed's buffer, then subscribe."""
+        after = self.after
+        while not await to_thread.run_sync(self.feed.subscribe, sub, after):
+            upto = self.feed.buffer_start
+            pages = replay(self.feed.app, self.feed.table, self.session, after, upto)
+            while True:
+                chunk: bytes | None = await to_thread.run_sync(_next_page, pages)
+                if chunk is None:
+                    break
+                if chunk:
+                    await send(_body(chunk))
+            after = upto
+        first = sub.drain()
+        if first:
+            await send(_body(first))
+
+
+def _next_page(pages: Iterator[bytes]) -> bytes | None:
+    return next(pages, None)
+
+
+def _body(chunk: bytes) -> dict[str, Any]:
+    return {"type": "http.response.body", "body": chunk, "more_body": True}
+
+
+async def _until_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            scope.cancel()
+            return
+
+
+@router.get(
+    "/tables/{table}/stream",
+    response_class=EventStream,
+    status_code=200,
+    responses={200: {"content": {"text/event-stream": {}}, "description": "the live stream"}},
+)
+async def table_stream(
+    request: Request,
+    table: Annotated[str, Path(pattern=TABLE_PATTERN, max_length=40)],
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+    after: Annotated[int | None, Query(alias="last_event_id", ge=0)] = None,
+    access_token: Annotated[
+        str | None, Query(description="the session token, for an EventSource (no headers)")
+    ] = None,
+) -> Response:
+    """The table's live messages and this session's own (Server-Sent Events); each
+    ``id`` is a log position, ``Last-Event-ID`` resumes after it."""
+    caller = await to_thread.run_sync(stream_caller, request)
+    assert caller.session_id is not None
+    position = _position(last_event_id, after)
+    streams = streams_of(request)
+    feed = await to_thread.run_sync(streams.feed, table)
+    top = await to_thread.run_sync(_log_top, streams.app)
+    if position is not None and position > top:
+        raise ApiError(422, "invalid-request", f"Last-Event-ID {position} is beyond the log")
+    streams.admit(caller.session_id)
+    start = feed.round_start if position is None else position
+    return EventStream(streams, feed, caller.session_id, start)
