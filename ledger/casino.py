@@ -135,6 +135,7 @@ class Casino(Application[UUID]):
         if due and self.snapshotter is not None:
             self.snapshotter.taken += len(due)
         return recordings
+
     def _notify(self, recordings: list[Recording[UUID]]) -> None:
         if recordings and self.commit_observers:
             newest = max(r.notification.id for r in recordings)
