@@ -17,6 +17,7 @@ from pydantic import SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ledger.keys import Keyring, KeyringError, load_private_key, load_public_keys
+from ledger.seamless.config import WalletSettings
 
 APP_NAME = "casino"
 SQLITE_FILE = "casino.sqlite"
@@ -61,6 +62,9 @@ class Settings(BaseSettings):
     requests_per_credential_per_second: float = 500.0
     auth_failures_per_second: float = 2.0
     auth_failure_burst: int = 20
+    # Wallet mode per operator (issue 16), JSON: {"op": {"mode": "seamless", "base_url":
+    # ..., "key": ..., "read_timeout": 5}}; an operator not listed uses transfer mode.
+    wallets: dict[str, WalletSettings] = {}
 
     @property
     def key_directory(self) -> Path:
