@@ -18,7 +18,7 @@ from anyio import to_thread
 from fastapi import FastAPI
 from pydantic import BaseModel
 
-from api import auditor, currencies, errors, game, operator, statement, viewer
+from api import auditor, currencies, errors, game, operator, seamless, statement, viewer
 from api.auth import Credentials, load_credentials
 from api.catalogue import catalogue
 from api.limits import Guard
@@ -73,6 +73,8 @@ def create_app(
                 flush=True,
             )
             app.state.casino = owned
+            if owned.seamless is not None:  # roll back unknown debits, start the outbox
+                await to_thread.run_sync(owned.seamless.start)
             # The video poker full cycle takes about a second: compute it before a client asks.
             threading.Thread(target=catalogue, name="croupier-catalogue", daemon=True).start()
         try:
@@ -104,6 +106,7 @@ def create_app(
     app.include_router(auditor.router)
     app.include_router(viewer.api_router)
     app.include_router(viewer.page_router)
+    app.include_router(seamless.router)
 
     @app.get("/health", response_model=Health, response_model_exclude_none=True, tags=["health"])
     async def health() -> Health:

@@ -13,6 +13,7 @@ import threading
 import weakref
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ledger import contracts
@@ -59,12 +60,28 @@ class Entry:
     state: str
     cause: str | None = None
     attempts: int | None = None
+    outcome: str | None = None  # a debit's outcome as recorded (accepted, refused, unknown)
     transaction: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         doc = asdict(self)
         doc.pop("transaction")
         return doc
+
+
+def _instant(text: str) -> datetime:
+    when = datetime.fromisoformat(text)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def in_range(time: str, start: str | None, end: str | None) -> bool:
+    when = _instant(time)
+    if start is not None and when < _instant(start):
+        return False
+    if end is not None:
+        last = _instant(end)
+        return when < last + timedelta(days=1) if len(end) == 10 else when <= last
+    return True
 
 
 def _time(doc: dict[str, Any]) -> str:
@@ -112,7 +129,7 @@ class WalletBook:
                 found.state = {"accepted": State.ACCEPTED, "refused": State.REFUSED}.get(
                     outcome, State.UNKNOWN
                 )
-                found.cause = doc.get("cause")
+                found.cause, found.outcome = doc.get("cause"), outcome
         elif topic == contracts.WALLET_DELIVERED:
             sent = self.entries.get(str(doc.get("transaction_id")))
             if sent is None or sent.state != State.PENDING_DELIVERY:
@@ -166,14 +183,15 @@ class WalletBook:
         end: str | None = None,
         after: int = 0,
     ) -> list[Entry]:
-        """Every transaction croupier sent, oldest first (filters: operator, time range
-        ``[start, end)`` in ISO 8601, and the cursor ``after`` = the last ``seq`` seen)."""
+        """Every transaction croupier sent, oldest first. Filters: operator; time from
+        ``start`` to ``end`` inclusive (ISO 8601; a bare day as ``end``: all of it); the
+        cursor ``after`` (the last ``seq`` seen)."""
         found = []
         for tid in self.order:
             e = self.entries[tid]
             if operator is not None and e.operator != operator:
                 continue
-            if e.seq <= after or (start and e.time < start) or (end and e.time >= end):
+            if e.seq <= after or not in_range(e.time, start, end):
                 continue
             found.append(e)
         return found
@@ -201,6 +219,25 @@ def totals(entries: list[Entry]) -> dict[str, Any]:
                 bucket["pending"] += e.amount
             bucket["net"] = bucket["credited"] - bucket["debited"]
     return {"rounds": dict(rounds), "players": dict(players)}
+
+
+def expected_round_nets(entries: list[Entry]) -> dict[str, int]:
+    """What each seamless round must have moved in the wallet's favour of the player by its
+    wallet transactions: minus every accepted debit, plus every credit queued, plus every
+    rollback of an accepted debit (a void's refund). ``audit-cli verify --balances`` holds
+    this against the round's movements."""
+    by_id = {e.transaction_id: e for e in entries}
+    nets: dict[str, int] = defaultdict(int)
+    for e in entries:
+        if e.call == "debit" and e.outcome == "accepted":
+            nets[e.game_code] -= e.amount
+        elif e.call == "credit":
+            nets[e.game_code] += e.amount
+        elif e.call == "rollback":
+            debit = by_id.get(e.reference_transaction_id or "")
+            if debit is not None and debit.outcome == "accepted":
+                nets[e.game_code] += e.amount
+    return dict(nets)
 
 
 class _Projection:
