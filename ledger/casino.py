@@ -197,6 +197,17 @@ class Casino(Application[UUID]):
                     self._writer.notify_all()
         return pending.outcome()
 
+    def command_alone(self, request_id: str, cmd: c.Command) -> Result:
+        """Run ``cmd`` at once in its own transaction instead of waiting for the next batch:
+        for a small command on the critical path of a caller that then waits on something
+        else (a seamless debit's intent, recorded before the wallet is called)."""
+        check_request_id(request_id)
+        handler = self.handlers[type(cmd)]
+        rid = request_aggregate_id(cmd.scope, request_id)
+        pending = Pending(handler, cmd, request_id, rid, body_digest(cmd.name, cmd.body()))
+        self.run_carefully(pending)
+        return pending.outcome()
+
     def run_carefully(self, p: Pending) -> None:
         """The single-command path, from reloaded state: look the request up, run the
         handler, save; reload and re-run on a version conflict."""

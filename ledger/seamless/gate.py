@@ -88,7 +88,7 @@ class StakeGate:
                 debit = Transaction.debit(
                     session.player_id, needed.code, needed.stage, needed.amount, session.currency
                 )
-                recorded = self.casino.command(
+                recorded = self.casino.command_alone(  # not queued behind a whole batch
                     sub_request(request_id, "intent"),
                     IntendStake(cmd.session_id, request_id, to_wire(debit)),
                 )

@@ -38,8 +38,11 @@ def wallet(tmp_path: Path) -> Iterator[Wallet]:
 
 
 def _client(wallet: Wallet) -> WalletClient:
+    """Croupier's default client (``wallet.http.PooledHttp``; the HTTP tests use httpx)."""
     base = str(wallet.admin._http.base_url).rstrip("/")
-    return WalletClient(base, KEY, timeouts=Timeouts(read=1.0), retry=wallet.client.retry)
+    return WalletClient(
+        base, KEY, timeouts=Timeouts(read=1.0), retry=wallet.client.retry, pooled=True
+    )
 
 
 def _open(app: Casino, wallet: Wallet, player: str) -> str:
@@ -91,7 +94,7 @@ FAULTS = [Fault.TIMEOUT_BEFORE, Fault.TIMEOUT_AFTER, Fault.LATE, Fault.ERROR_5XX
 def test_each_call_kind_under_each_fault_leaves_the_books_agreeing(
     wallet: Wallet, tmp_path: Path, call: Call, fault: Fault | None
 ) -> None:
-    app = open_casino(tmp_path / "data", wallet.client)
+    app = open_casino(tmp_path / "data", _client(wallet))
     try:
         sid = _open(app, wallet, "ann")
         # Two faults in a row on this call kind, with 100 ms added to every call (slow).
@@ -114,7 +117,7 @@ def test_concurrent_sessions_under_random_faults_end_with_the_books_agreeing(
 ) -> None:
     import threading
 
-    app = open_casino(tmp_path / "data", wallet.client)
+    app = open_casino(tmp_path / "data", _client(wallet))
     try:
         players = [f"p{i}" for i in range(5)]
         sids = {p: _open(app, wallet, p) for p in players}
@@ -173,7 +176,7 @@ def test_killed_between_a_debit_and_its_outcome_the_restart_rolls_it_back(
     wallet: Wallet, tmp_path: Path, sent: bool
 ) -> None:
     data = tmp_path / "data"
-    app = open_casino(data, wallet.client)
+    app = open_casino(data, _client(wallet))
     sid = _open(app, wallet, "kim")
     app.close()
 
@@ -183,7 +186,7 @@ def test_killed_between_a_debit_and_its_outcome_the_restart_rolls_it_back(
 
     _in_child(child)
     assert wallet.admin.balance("kim") == (START - 2_000 if sent else START)
-    again = open_casino(data, wallet.client)
+    again = open_casino(data, _client(wallet))
     try:
         (debit,) = wallet_book(again).pending_outcomes()
         assert again.seamless.gate.recover() == 1
@@ -204,7 +207,7 @@ def test_killed_after_sending_a_credit_the_restart_sends_it_again_and_it_is_paid
     wallet: Wallet, tmp_path: Path
 ) -> None:
     data = tmp_path / "data"
-    app = open_casino(data, wallet.client)
+    app = open_casino(data, _client(wallet))
     sid = _open(app, wallet, "lou")
     n = 0
     while not wallet_book(app).pending_deliveries():  # play until a win waits in the outbox
@@ -219,7 +222,7 @@ def test_killed_after_sending_a_credit_the_restart_sends_it_again_and_it_is_paid
         doomed.seamless.outbox.drain()
 
     _in_child(child)
-    again = open_casino(data, wallet.client)
+    again = open_casino(data, _client(wallet))
     try:
         assert again.seamless.outbox.catch_up() == 1  # rebuilt from the log: still pending
         _settle_and_compare(again, wallet, ["lou"])
