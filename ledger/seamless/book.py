@@ -191,7 +191,7 @@ class WalletBook:
             e = self.entries[tid]
             if operator is not None and e.operator != operator:
                 continue
-            if e.seq <= after or not in_range(e.time, start, end):
+            if e.seq <= after or ((start or end) and not in_range(e.time, start, end)):
                 continue
             found.append(e)
         return found

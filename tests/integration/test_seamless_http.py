@@ -235,6 +235,18 @@ def test_audit_cli_reconciles_and_verifies_the_balances_of_seamless_sessions(
     states = {t["state"] for t in doc["transactions"]}
     assert states <= {"accepted", "rolled-back"} and doc["transactions"]
     assert doc["totals"]["players"]["op:jon"]["net"] == _wallet_moved(s, "jon")
+    assert (
+        audit_cli(
+            ["wallet", "reconcile", "--db", db, "--operator", "op", "--json", "--to", "2000-01-01"]
+        )
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)["transactions"] == []  # the range filters
+    assert audit_cli(["wallet", "reconcile", "--db", db, "--operator", "op", "--csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("seq,time,transaction_id") and len(lines) == 1 + len(
+        states
+    ) * 0 + len(doc["transactions"])
     page = s.http.get(
         "/v1/wallet/transactions?limit=2", headers={"Authorization": f"Bearer {OPERATOR}"}
     )
