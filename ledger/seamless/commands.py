@@ -67,14 +67,12 @@ class FinishStake(SessionCommand):
 
 
 @dataclass(frozen=True)
-class RecordDelivery(Command):
-    """The wallet acknowledged (or refused for good) a queued credit or rollback."""
+class RecordDeliveries(Command):
+    """The wallet acknowledged (or refused for good) these queued credits and rollbacks:
+    each ``{transaction_id, session_id, call, state, attempts, cause, wallet_balance}``."""
 
-    name: ClassVar[str] = "seamless_record_delivery"
-    transaction_id: str
-    session_id: str
-    call: str
-    state: str
-    attempts: int
-    cause: str | None = None
-    wallet_balance: int | None = None
+    name: ClassVar[str] = "seamless_record_deliveries"
+    deliveries: tuple[dict[str, Any], ...]
+
+    def body(self) -> dict[str, Any]:
+        return {"deliveries": [dict(d) for d in self.deliveries]}

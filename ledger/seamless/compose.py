@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ledger.casino import Casino
-from ledger.seamless.commands import FinishStake, IntendStake, OpenSeamlessSession, RecordDelivery
+from ledger.seamless.commands import FinishStake, IntendStake, OpenSeamlessSession, RecordDeliveries
 from ledger.seamless.gate import StakeGate
 from ledger.seamless.handlers import SeamlessHandlers
 from ledger.seamless.outbox import Outbox
@@ -40,7 +40,7 @@ def compose(
             OpenSeamlessSession: handlers.open_session,
             IntendStake: handlers.intend_stake,
             FinishStake: handlers.finish_stake,
-            RecordDelivery: handlers.record_delivery,
+            RecordDeliveries: handlers.record_deliveries,
         }
     )
     gate = StakeGate(app, wallets)

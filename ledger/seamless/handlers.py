@@ -18,7 +18,7 @@ from ledger.seamless.commands import (
     FinishStake,
     IntendStake,
     OpenSeamlessSession,
-    RecordDelivery,
+    RecordDeliveries,
 )
 from ledger.seamless.delivery import WalletDelivery, delivery_id_for
 from ledger.seamless.errors import NoSeamlessWallet
@@ -102,21 +102,25 @@ class SeamlessHandlers:
             session.wallet_call_queued(transaction=to_wire(Transaction.rollback(debit)))
         return resolved_result(session, cmd.transaction_id)
 
-    def record_delivery(self, uow: UnitOfWork, cmd: RecordDelivery) -> Result:
-        found = uow.get(WalletDelivery, delivery_id_for(cmd.transaction_id))
-        if found is None:
+    def record_deliveries(self, uow: UnitOfWork, cmd: RecordDeliveries) -> Result:
+        recorded = []
+        for d in cmd.deliveries:
+            tid = str(d["transaction_id"])
+            if uow.get(WalletDelivery, delivery_id_for(tid)) is not None:
+                continue  # recorded before (a flush retried after its answer was lost)
             uow.add(
                 WalletDelivery(
-                    transaction_id=cmd.transaction_id,
-                    session_id=cmd.session_id,
-                    call=cmd.call,
-                    state=cmd.state,
-                    attempts=cmd.attempts,
-                    cause=cmd.cause,
-                    wallet_balance=cmd.wallet_balance,
+                    transaction_id=tid,
+                    session_id=str(d["session_id"]),
+                    call=str(d["call"]),
+                    state=str(d["state"]),
+                    attempts=int(d["attempts"]),
+                    cause=d.get("cause"),
+                    wallet_balance=d.get("wallet_balance"),
                 )
             )
-        return {"transaction_id": cmd.transaction_id, "state": cmd.state}
+            recorded.append(tid)
+        return {"recorded": recorded}
 
 
 def resolved_result(session: GameSession, transaction_id: str) -> Result:

@@ -7,12 +7,14 @@ pending. The sender rebuilds that list from the log at start, follows the log fo
 entries, sends each with the same transaction id (one attempt at a time, on a pool of
 threads, so the wallet's latency overlaps), retries with exponential backoff and jitter
 (:class:`wallet.delivery.RetryPolicy`) until the wallet acknowledges (a duplicate counts),
-and records the delivery as an event (``RecordDelivery``). A signed refusal that the same
+and records the deliveries as events (``RecordDeliveries``, one command for all the calls
+acknowledged since the last one). A signed refusal that the same
 call will always get is recorded as ``rejected`` (reconciliation lists it for a person).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import random as _random
 import threading
@@ -23,12 +25,13 @@ from dataclasses import dataclass
 
 from ledger.casino import Casino
 from ledger.seamless.book import Entry, wallet_book
-from ledger.seamless.commands import RecordDelivery
+from ledger.seamless.commands import RecordDeliveries
 from ledger.seamless.wire import from_wire
 from wallet.client import WalletClient
 from wallet.delivery import Attempt, AttemptKind, RetryPolicy
 
 log = logging.getLogger("croupier.wallet")
+_AWAITING_RECORD = float("inf")
 
 
 @dataclass
@@ -63,6 +66,7 @@ class Outbox:
         self._thread: threading.Thread | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._workers = workers
+        self._done: list[dict[str, object]] = []  # acknowledged or rejected, to record
         self.delivered = 0
 
     # -- what is pending ---------------------------------------------------------------------
@@ -132,21 +136,19 @@ class Outbox:
                     entry.transaction_id,
                     attempt.cause,
                 )
-            self.casino.command(
-                f"delivery:{entry.transaction_id}",
-                RecordDelivery(
-                    entry.transaction_id,
-                    entry.session_id,
-                    entry.call,
-                    state,
-                    p.attempts,
-                    attempt.cause,
-                    attempt.balance,
-                ),
-            )
             with self._lock:
-                self._pending.pop(entry.transaction_id, None)
-                self.delivered += 1
+                p.due = _AWAITING_RECORD  # not sent again before it is recorded
+                self._done.append(
+                    {
+                        "transaction_id": entry.transaction_id,
+                        "session_id": entry.session_id,
+                        "call": entry.call,
+                        "state": state,
+                        "attempts": p.attempts,
+                        "cause": attempt.cause,
+                        "wallet_balance": attempt.balance,
+                    }
+                )
         except Exception as e:  # never lose an entry: it stays pending and is retried
             log.exception("wallet %s %s: sending failed: %r", entry.call, entry.transaction_id, e)
             with self._lock:
@@ -154,16 +156,43 @@ class Outbox:
         finally:
             p.sending = False
 
+    def record(self) -> int:
+        """Record every delivery finished since the last call, in one command; the number
+        recorded. If it fails they stay pending in the log and are sent again (a duplicate
+        is acknowledged), so nothing is lost."""
+        with self._lock:
+            done, self._done = self._done, []
+        if not done:
+            return 0
+        ids = "|".join(sorted(str(d["transaction_id"]) for d in done))
+        request = "deliveries:" + hashlib.sha256(ids.encode()).hexdigest()
+        try:
+            self.casino.command(request, RecordDeliveries(tuple(done)))
+        except Exception as e:
+            log.exception("wallet outbox: recording %d deliveries failed: %r", len(done), e)
+            with self._lock:
+                for d in done:
+                    p = self._pending.get(str(d["transaction_id"]))
+                    if p is not None:
+                        p.due = self._clock()
+            return 0
+        with self._lock:
+            for d in done:
+                self._pending.pop(str(d["transaction_id"]), None)
+            self.delivered += len(done)
+        return len(done)
+
     def drain(self, max_rounds: int = 1000, sleep: Callable[[float], None] = _time.sleep) -> int:
         """Deliver everything pending in this thread (tests, tools): catch up, send what is
         due, wait for the next retry; the number still pending after ``max_rounds``."""
         for _ in range(max_rounds):
+            self.record()
             if not self.catch_up():
                 return 0
             if not self.send_due():
                 with self._lock:
-                    nxt = min((p.due for p in self._pending.values()), default=0.0)
-                sleep(max(0.0, nxt - self._clock()))
+                    dues = [p.due for p in self._pending.values() if p.due != _AWAITING_RECORD]
+                sleep(max(0.0, min(dues, default=0.0) - self._clock()))
         return self.catch_up()
 
     # -- the background sender (``croupier serve``) ------------------------------------------
@@ -180,6 +209,7 @@ class Outbox:
         pool = self._pool
         while not self._stop.is_set():
             try:
+                self.record()
                 self.catch_up()
                 self.send_due(lambda p: pool.submit(self._attempt, p))
             except Exception as e:  # the store may be briefly unavailable: keep going
@@ -197,3 +227,4 @@ class Outbox:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+        self.record()
