@@ -43,8 +43,12 @@ from wallet.sim.faults import FaultPlan  # noqa: E402
 BET = 100
 
 
+CPU: list[float] = []  # this process's CPU ms per round of each run (wallet-sim excluded)
+
+
 def play(app: Casino, sessions: list[str], seconds: float) -> tuple[int, int]:
     """(rounds, refused) played by one thread per session within ``seconds``."""
+    cpu0 = time.process_time()
     stop = time.monotonic() + seconds
     counts = [0] * len(sessions)
     refused = [0] * len(sessions)
@@ -67,6 +71,7 @@ def play(app: Casino, sessions: list[str], seconds: float) -> tuple[int, int]:
         t.start()
     for t in threads:
         t.join()
+    CPU.append((time.process_time() - cpu0) * 1000 / max(1, sum(counts)))
     return sum(counts), sum(refused)
 
 
@@ -140,7 +145,8 @@ def main() -> None:
                         extra = f" (refused {refused}, outbox pending at the end {pending})"
                     figures[name].append(rate)
                     print(
-                        f"repeat {rep + 1} {name:15} {rate:7.1f} rounds/s  load {load:.1f}{extra}",
+                        f"repeat {rep + 1} {name:15} {rate:7.1f} rounds/s"
+                        f"  CPU {CPU[-1]:.1f} ms/round  load {load:.1f}{extra}",
                         flush=True,
                     )
         finally:
