@@ -95,6 +95,9 @@ class WalletBook:
         self.operators: dict[str, str] = {}  # seamless session id -> operator
         self.entries: dict[str, Entry] = {}  # transaction id -> its entry
         self.order: list[str] = []
+        # Kept as the log is fed, so the outbox's poll costs what is pending, not the history.
+        self._undelivered: dict[str, None] = {}
+        self._unresolved: dict[str, None] = {}
 
     # -- feeding -------------------------------------------------------------------------
 
@@ -115,15 +118,18 @@ class WalletBook:
             if isinstance(doc.get("operator"), str):
                 self.operators[originator_id] = doc["operator"]
         elif topic == contracts.SESSION_STAKE_INTENDED:
-            self._add(seq, originator_id, doc, State.PENDING_OUTCOME)
+            entry = self._add(seq, originator_id, doc, State.PENDING_OUTCOME)
+            self._unresolved[entry.transaction_id] = None
         elif topic == contracts.SESSION_WALLET_CALL_QUEUED:
             entry = self._add(seq, originator_id, doc, State.PENDING_DELIVERY)
+            self._undelivered[entry.transaction_id] = None
             ref = entry.reference_transaction_id if entry.call == "rollback" else None
             debit = self.entries.get(ref or "")
             if debit is not None and debit.state in (State.ACCEPTED, State.UNKNOWN):
                 debit.state = State.ROLLBACK_PENDING
         elif topic == contracts.SESSION_STAKE_RESOLVED:
             found = self.entries.get(str(doc.get("transaction_id")))
+            self._unresolved.pop(str(doc.get("transaction_id")), None)
             if found is not None and found.state == State.PENDING_OUTCOME:
                 outcome = str(doc.get("outcome"))
                 found.state = {"accepted": State.ACCEPTED, "refused": State.REFUSED}.get(
@@ -132,6 +138,7 @@ class WalletBook:
                 found.cause, found.outcome = doc.get("cause"), outcome
         elif topic == contracts.WALLET_DELIVERED:
             sent = self.entries.get(str(doc.get("transaction_id")))
+            self._undelivered.pop(str(doc.get("transaction_id")), None)
             if sent is None or sent.state != State.PENDING_DELIVERY:
                 return
             acknowledged = doc.get("state") == "acknowledged"
@@ -170,11 +177,13 @@ class WalletBook:
 
     def pending_deliveries(self) -> list[Entry]:
         """The outbox: credits and rollbacks queued without a delivery recorded."""
-        return [e for e in self.listed() if e.state == State.PENDING_DELIVERY]
+        found = (self.entries[t] for t in self._undelivered)
+        return [e for e in found if e.state == State.PENDING_DELIVERY]
 
     def pending_outcomes(self) -> list[Entry]:
         """Debits whose intent is recorded without an outcome."""
-        return [e for e in self.listed() if e.state == State.PENDING_OUTCOME]
+        found = (self.entries[t] for t in self._unresolved)
+        return [e for e in found if e.state == State.PENDING_OUTCOME]
 
     def listed(
         self,

@@ -44,6 +44,7 @@ class IntendStake(SessionCommand):
     name: ClassVar[str] = "seamless_intend_stake"
     request: str
     transaction: dict[str, Any]
+    digest: str = ""  # of the staking command as it arrived (a retry must match it)
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,8 @@ from games.errors import GameRuleError
 from ledger import commands as c
 from ledger.casino import Casino
 from ledger.contracts import DebitOutcome
-from ledger.errors import InsufficientFunds, LedgerError
-from ledger.requests import MAX_REQUEST_ID, Request, request_aggregate_id
+from ledger.errors import IdempotencyConflict, InsufficientFunds, LedgerError
+from ledger.requests import MAX_REQUEST_ID, Request, body_digest, request_aggregate_id
 from ledger.seamless import port
 from ledger.seamless.book import wallet_book
 from ledger.seamless.commands import FinishStake, IntendStake
@@ -74,11 +74,17 @@ class StakeGate:
         if not session.seamless:
             return None
         lock = self._locks[hash(str(session.id)) % _STRIPES]
+        digest = body_digest(cmd.name, cmd.body())
         with lock:  # one stake at a time per session in this process
             final = self._recorded(cmd.scope, request_id)
+            intent = self._recorded(cmd.scope, sub_request(request_id, "intent"))
+            if intent is not None and intent.result.get("digest") != digest:
+                raise IdempotencyConflict(
+                    f"request id {request_id!r} was already used for a different request",
+                    request_id=request_id,
+                )
             if final is not None:
                 return answer(self.casino.answer(final, request_id, FinishStake.name, final.digest))
-            intent = self._recorded(cmd.scope, sub_request(request_id, "intent"))
             if intent is not None:
                 debit, fresh = from_wire(intent.result["transaction"]), False
             else:
@@ -90,7 +96,7 @@ class StakeGate:
                 )
                 recorded = self.casino.command_alone(  # not queued behind a whole batch
                     sub_request(request_id, "intent"),
-                    IntendStake(cmd.session_id, request_id, to_wire(debit)),
+                    IntendStake(cmd.session_id, request_id, to_wire(debit), digest),
                 )
                 fresh = recorded["transaction"]["transaction_id"] == str(debit.transaction_id)
                 debit = from_wire(recorded["transaction"])

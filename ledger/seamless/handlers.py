@@ -60,7 +60,11 @@ class SeamlessHandlers:
         if session.pending_debit is not None:
             session.check_idle()  # raises SessionBusy naming the pending stake
         session.stake_intended(transaction=dict(cmd.transaction), request=cmd.request)
-        return {"session_id": str(session.id), "transaction": dict(cmd.transaction)}
+        return {
+            "session_id": str(session.id),
+            "transaction": dict(cmd.transaction),
+            "digest": cmd.digest,
+        }
 
     def finish_stake(self, uow: UnitOfWork, cmd: FinishStake) -> Result:
         session = uow.session(cmd.session_id)

@@ -93,6 +93,9 @@ def test_a_retried_bet_answers_the_same_and_is_not_debited_again(s: Seamless) ->
     assert first.json() == again.json()
     debits = [r for r in s.wallet.admin.transactions() if r["player_token"] == "cid"]
     assert len(debits) == 1 and debits[0]["deliveries"] == 1
+    other = s.post(f"/v1/sessions/{sid}/red-dog/bet", {"bet": 600}, token, key="bet-1")
+    assert other.status_code == 409 and other.json()["code"] == "idempotency-conflict"
+    assert len([r for r in s.wallet.admin.transactions() if r["player_token"] == "cid"]) == 1
 
 
 def test_a_stake_the_wallet_refuses_starts_no_round(s: Seamless) -> None:
