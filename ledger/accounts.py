@@ -21,6 +21,7 @@ from ledger.money import (
     movement,
     session_ledger,
 )
+from ledger.seamless import port
 
 NAMESPACE = uuid5(NAMESPACE_URL, "https://croupier.invalid/ids")
 
@@ -291,6 +292,7 @@ class GameSession(Aggregate):
     def stake(self, game_code: str, amount: int) -> None:
         self.check_open()
         self.check_debit(amount)
+        port.check_taken(self, amount)
         self._stake_debited(
             game_code=game_code,
             amount=amount,

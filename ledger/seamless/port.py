@@ -18,9 +18,18 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Protocol
 
-from ledger.accounts import GameSession
 from ledger.errors import LedgerError
+
+
+class GameSession(Protocol):  # ledger.accounts.GameSession (which imports this module)
+    @property
+    def seamless(self) -> bool: ...
+
+    @property
+    def id(self) -> object: ...
+
 
 ADDED_STAGE = {"red-dog": "raise"}
 """The wallet stage of a stake added by a decision, per game (default ``double``)."""
@@ -67,6 +76,17 @@ def accepted(stake: Accepted) -> Iterator[None]:
         yield
     finally:
         _MODE.reset(token)
+
+
+def check_taken(session: GameSession, amount: int) -> None:
+    """Called by the session itself before it records a seamless stake: only inside the
+    command that runs an accepted debit (anything else, e.g. a live table's bet, which has
+    no wallet calls yet, is refused)."""
+    if session.seamless and not isinstance(_MODE.get(), Accepted):
+        raise StakeNotAuthorised(
+            f"stake {amount} of a seamless session without a debit accepted by the wallet",
+            session_id=session.id,
+        )
 
 
 def main_stake(session: GameSession, amount: int, new_code: Callable[[], str]) -> str | None:

@@ -230,3 +230,30 @@ def test_killed_after_sending_a_credit_the_restart_sends_it_again_and_it_is_paid
         assert credit["deliveries"] == 2 and credit["state"] == "applied"
     finally:
         again.close()
+
+
+def test_a_seamless_stake_never_bypasses_the_wallet(wallet: Wallet, tmp_path: Path) -> None:
+    from ledger.seamless.port import StakeNotAuthorised
+    from tests.helpers import raw_rows
+
+    app = open_casino(tmp_path / "data", _client(wallet))
+    try:
+        sid = _open(app, wallet, "max")
+        app.stake_gate = None  # as if a route reached the handler without the gate
+
+        class _Store:  # raw_rows needs only where the rows are
+            database_url = None
+            table = "stored_events"
+
+            def connect(self) -> object:
+                import sqlite3
+
+                return sqlite3.connect(tmp_path / "data" / "casino.sqlite")
+
+        before = raw_rows(_Store())  # type: ignore[arg-type]
+        with pytest.raises(StakeNotAuthorised):
+            app.red_dog_bet("bet-1", sid, 500)
+        assert raw_rows(_Store()) == before  # type: ignore[arg-type]
+        assert wallet.admin.balance("max") == START
+    finally:
+        app.close()
