@@ -24,6 +24,7 @@ from api import (
     errors,
     game,
     operator,
+    seamless,
     statement,
     table_operator,
     table_stream,
@@ -92,6 +93,8 @@ def create_app(
                 print(f"live table {created} created (Infinite Blackjack, EUR)", flush=True)
             runners = TableRunners(owned)
             runners.start()
+            if owned.seamless is not None:  # roll back unknown debits, start the outbox
+                await to_thread.run_sync(owned.seamless.start)
             # The video poker full cycle takes about a second: compute it before a client asks.
             threading.Thread(target=catalogue, name="croupier-catalogue", daemon=True).start()
         try:
@@ -133,6 +136,7 @@ def create_app(
     app.include_router(table_operator.auditor_router)
     app.include_router(viewer.page_router)
     app.include_router(table_stream.router)
+    app.include_router(seamless.router)
 
     @app.get("/health", response_model=Health, response_model_exclude_none=True, tags=["health"])
     async def health() -> Health:

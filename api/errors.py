@@ -23,6 +23,8 @@ from games.errors import ActionOutOfPhase, GameRuleError
 from games.video_poker.double_up import DoubleUpNotOffered, HalfDoubleTooSmall
 from ledger import errors as le
 from ledger.errors import Contention, LedgerError, StorageUnavailable, TamperDetected
+from ledger.seamless import errors as seamless_errors
+from ledger.seamless.port import StakeNotAuthorised
 from ledger.tables import errors as te
 
 log = logging.getLogger("croupier.api")
@@ -76,6 +78,11 @@ LEDGER_STATUS: dict[type[LedgerError], int] = {
     te.NothingToUndo: 409,
     te.RepeatNotAllowed: 409,
     te.TablePaused: 409,
+    seamless_errors.WalletUnavailable: 503,
+    seamless_errors.WalletRefused: 409,
+    seamless_errors.StakeRolledBack: 409,
+    seamless_errors.NoSeamlessWallet: 422,
+    StakeNotAuthorised: 500,
 }
 
 

@@ -25,6 +25,7 @@ from eventsourcing.persistence import Notification
 from games.blackjack import Seat, options
 from ledger import contracts
 from ledger.casino import Casino
+from ledger.tables.codes import TableRoundCode, round_code_id_for
 from ledger.tables.replay import seat_of, shared_of
 from ledger.tables.seat import TableSeat, seat_id_for
 from ledger.tables.shoe import shoe_id_for
@@ -127,7 +128,8 @@ class TableFold:
         found = app.find(Table, table_id_for(table))
         rounds = 0 if found is None else found.rounds
         shoes = 0 if found is None else found.shoes
-        self.codes: set[str] = set() if found is None else set(found.codes)
+        self.codes: dict[str, bool] = {}
+        """Game code -> whether it is this table's (looked up once, then remembered)."""
         self.round_ids = {table_round_id_for(table, n): n for n in range(1, rounds + 2)}
         self.shoe_ids = {shoe_id_for(table, n): n for n in range(1, shoes + 2)}
         self.rounds: dict[UUID, TableRound] = {}
@@ -191,7 +193,7 @@ class TableFold:
         kind = ROUND_TYPES[n.topic]
         if kind == "round-opened":
             self.round_ids[table_round_id_for(self.table, rnd.number + 1)] = rnd.number + 1
-            self.codes.add(rnd.code)
+            self.codes[rnd.code] = True
             if self.only_session is not None:
                 self.own_seats.add(seat_id_for(rnd.id, self.only_session))
             self._forget_before(rnd)
@@ -274,7 +276,7 @@ class TableFold:
             return None
         event = self._decode(n)
         code = getattr(event, "game_code", None)
-        if code not in self.codes:
+        if not isinstance(code, str) or not self._ours(code):
             return None
         data = {
             "code": code,
@@ -283,6 +285,14 @@ class TableFold:
             "balance": event.balance,
         }
         return Message(n.id, "balance", data, str(n.originator_id))
+
+    def _ours(self, code: str) -> bool:
+        known = self.codes.get(code)
+        if known is None:
+            index = self.app.find(TableRoundCode, round_code_id_for(code))
+            known = isinstance(index, TableRoundCode) and index.table == self.table
+            self.codes[code] = known
+        return known
 
     def _shoe(self, n: Notification) -> Message:
         event = self._decode(n)

@@ -109,9 +109,27 @@ def cmd_verify(args: argparse.Namespace, out: Console) -> int:
         if args.balances:
             doc["balances"] = dict(sorted(report.balances.items()))
             doc["players"] = report.players
+            rounds, seamless_findings = _seamless_rounds(args.db)
+            doc["seamless_rounds"] = rounds
+            if seamless_findings:
+                doc["ok"] = False
+                doc["seamless_findings"] = seamless_findings
+                code = EXIT_FINDINGS
         out.print_json(json.dumps(doc))
         return code
     if args.balances:
+        rounds, seamless_findings = _seamless_rounds(args.db)
+        if rounds:
+            seamless = Table(title="seamless rounds: movements vs wallet transactions (net)")
+            for col in ("round", "moved to the wallet", "by its wallet calls"):
+                seamless.add_column(col)
+            for r in rounds:
+                seamless.add_row(r["game_code"], str(r["moved"]), str(r["wallet_calls"]))
+            out.print(seamless)
+        for finding in seamless_findings:
+            out.print(f"[red]FINDING[/red]: {finding}", markup=True)
+        if seamless_findings:
+            code = EXIT_FINDINGS
         balances = Table(title="balances rebuilt from the movements in the log")
         balances.add_column("ledger")
         balances.add_column("player")
@@ -160,6 +178,51 @@ def cmd_verify(args: argparse.Namespace, out: Console) -> int:
     out.print(findings)
     out.print("[red]FAILED[/red]")
     return EXIT_FINDINGS
+
+
+def _seamless_rounds(db: str) -> tuple[list[dict[str, Any]], list[str]]:
+    from audit_cli.wallet import read_seamless, round_findings
+
+    return round_findings(read_seamless(db))
+
+
+def cmd_wallet_reconcile(args: argparse.Namespace, out: Console) -> int:
+    from audit_cli.wallet import read_seamless, selected, write_csv
+    from ledger.seamless.book import totals
+
+    entries = selected(read_seamless(args.db), args.operator, args.start, args.end)
+    if args.csv:
+        write_csv(entries, sys.stdout)
+        return EXIT_OK
+    if args.json:
+        doc = {"transactions": [e.to_dict() for e in entries], "totals": totals(entries)}
+        print(json.dumps(doc))
+        return EXIT_OK
+    table = Table(title=f"wallet transactions of {args.operator}")
+    for col in ("time", "call", "player", "round", "stage", "amount", "state", "cause"):
+        table.add_column(col)
+    for e in entries:
+        table.add_row(
+            e.time,
+            e.call,
+            e.player_token,
+            e.game_code,
+            e.stage,
+            str(e.amount),
+            e.state,
+            e.cause or "",
+        )
+    out.print(table)
+    t = totals(entries)
+    players = Table(title="totals per player (minor units)")
+    for col in ("player", "debited", "credited", "rolled back", "pending", "net"):
+        players.add_column(col)
+    for name, v in sorted(t["players"].items()):
+        players.add_row(
+            name, *(str(v[k]) for k in ("debited", "credited", "rolled_back", "pending", "net"))
+        )
+    out.print(players)
+    return EXIT_OK
 
 
 def cmd_keys(args: argparse.Namespace, out: Console) -> int:
@@ -648,6 +711,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the certified-RTP table (exact maths; no database needed)",
     )
     rt.set_defaults(func=cmd_rtp)
+
+    wl = sub.add_parser("wallet", help="seamless wallet: reconciliation with the operator")
+    wsub = wl.add_subparsers(dest="wallet_command", required=True)
+    rc = wsub.add_parser(
+        "reconcile",
+        parents=[common],
+        help="every transaction croupier sent to the operator's wallet, with its state",
+    )
+    rc.add_argument("--operator", required=True)
+    rc.add_argument("--db", default="data/casino.sqlite")
+    rc.add_argument("--from", dest="start", type=_when, help="first day or time (ISO 8601)")
+    rc.add_argument("--to", dest="end", type=_when, help="last day (inclusive) or time")
+    rfmt = rc.add_mutually_exclusive_group()
+    rfmt.add_argument("--csv", action="store_true", help="CSV on stdout")
+    rfmt.add_argument("--json", action="store_true")
+    rc.set_defaults(func=cmd_wallet_reconcile)
     return p
 
 

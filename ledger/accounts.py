@@ -21,6 +21,7 @@ from ledger.money import (
     movement,
     session_ledger,
 )
+from ledger.seamless import port
 
 NAMESPACE = uuid5(NAMESPACE_URL, "https://croupier.invalid/ids")
 
@@ -161,15 +162,32 @@ class Account(Aggregate):
 
 
 class GameSession(Aggregate):
-    """A game session funded by a buy-in; stakes and wins move its balance."""
+    """A game session funded by a buy-in; stakes and wins move its balance.
+
+    A *seamless* session (``operator`` set, issue 16) has no buy-in: its money stays at
+    the operator's wallet, so its stakes and wins move between the wallet's ledger and the
+    house and its own balance stays 0. It records each debit's intent and outcome and
+    queues every credit and rollback (the outbox, :mod:`ledger.seamless.outbox`)."""
 
     TOPIC = contracts.SESSION
+    # Defaults for sessions opened (or snapshotted) before seamless mode existed.
+    operator: str | None = None
+    pending_debit: dict[str, Any] | None = None
+    last_debit: dict[str, Any] | None = None
 
     class Created(Aggregate.Created):  # unused; the library requires a topic
         TOPIC = contracts.SESSION_CREATED
 
     @event("Opened", topic=contracts.SESSION_OPENED)
-    def __init__(self, account_id: UUID, player_id: str, currency: str, buy_in: int) -> None:
+    def __init__(
+        self,
+        account_id: UUID,
+        player_id: str,
+        currency: str,
+        buy_in: int,
+        operator: str | None = None,
+    ) -> None:
+        self.operator = operator
         self.account_id = account_id
         self.player_id = player_id
         self.currency = currency
@@ -188,8 +206,30 @@ class GameSession(Aggregate):
             raise SessionBusy(
                 "a round is open in this session", session_id=self.id, game_code=self.open_round
             )
+        if self.pending_debit is not None:
+            raise SessionBusy(
+                "a stake is waiting for the wallet's answer in this session",
+                session_id=self.id,
+                game_code=self.pending_debit.get("game_code"),
+            )
+
+    @property
+    def seamless(self) -> bool:
+        return self.operator is not None
+
+    def _funds(self) -> str:
+        """Where this session's stakes come from and its wins go."""
+        if self.operator is None:
+            return session_ledger(self.id)
+        return contracts.wallet_ledger(self.operator, self.player_id)
+
+    def _after(self, delta: int) -> int:
+        """The session's balance after moving ``delta``: a seamless one stays at 0."""
+        return self.balance if self.seamless else self.balance + delta
 
     def check_debit(self, amount: int) -> None:
+        if self.seamless:
+            return  # the operator's wallet decides (the debit was accepted before this)
         if amount > self.balance:
             raise InsufficientFunds(
                 f"session balance {self.balance} is below {amount}", session_id=self.id
@@ -252,13 +292,12 @@ class GameSession(Aggregate):
     def stake(self, game_code: str, amount: int) -> None:
         self.check_open()
         self.check_debit(amount)
+        port.check_taken(self, amount)
         self._stake_debited(
             game_code=game_code,
             amount=amount,
-            balance=self.balance - amount,
-            movement=movement(
-                session_ledger(self.id), house_ledger(self.currency), amount, self.currency
-            ),
+            balance=self._after(-amount),
+            movement=movement(self._funds(), house_ledger(self.currency), amount, self.currency),
         )
 
     @event(StakeDebited)
@@ -272,10 +311,8 @@ class GameSession(Aggregate):
         self._win_credited(
             game_code=game_code,
             amount=amount,
-            balance=self.balance + amount,
-            movement=movement(
-                house_ledger(self.currency), session_ledger(self.id), amount, self.currency
-            ),
+            balance=self._after(amount),
+            movement=movement(house_ledger(self.currency), self._funds(), amount, self.currency),
         )
 
     @event(WinCredited)
@@ -285,14 +322,13 @@ class GameSession(Aggregate):
         self.balance = balance
 
     def refund(self, game_code: str, amount: int) -> None:
-        self.check_open()
+        if not self.seamless:  # a seamless refund goes to the wallet, even after the close
+            self.check_open()
         self._refunded(
             game_code=game_code,
             amount=amount,
-            balance=self.balance + amount,
-            movement=movement(
-                house_ledger(self.currency), session_ledger(self.id), amount, self.currency
-            ),
+            balance=self._after(amount),
+            movement=movement(house_ledger(self.currency), self._funds(), amount, self.currency),
         )
 
     @event(Refunded)
@@ -307,10 +343,8 @@ class GameSession(Aggregate):
         self._win_reversed(
             game_code=game_code,
             amount=amount,
-            balance=self.balance - amount,
-            movement=movement(
-                session_ledger(self.id), house_ledger(self.currency), amount, self.currency
-            ),
+            balance=self._after(-amount),
+            movement=movement(self._funds(), house_ledger(self.currency), amount, self.currency),
         )
 
     @event(WinReversed)
@@ -328,6 +362,36 @@ class GameSession(Aggregate):
         self.open_round = None
         if last_stake is not None:
             self.last_stake = dict(last_stake)
+
+    # -- seamless wallet calls (issue 16) ------------------------------------------------
+
+    @event("StakeIntended", topic=contracts.SESSION_STAKE_INTENDED)
+    def stake_intended(self, transaction: dict[str, Any], request: str) -> None:
+        """About to debit ``transaction`` at the wallet (for the request ``request``)."""
+        self.pending_debit = dict(transaction)
+
+    @event("StakeResolved", topic=contracts.SESSION_STAKE_RESOLVED)
+    def stake_resolved(
+        self,
+        transaction_id: str,
+        outcome: str,
+        cause: str | None,
+        error: str | None,
+        wallet_balance: int | None,
+    ) -> None:
+        """The debit's outcome: accepted, refused or unknown (then a rollback is queued)."""
+        self.pending_debit = None
+        self.last_debit = {
+            "transaction_id": transaction_id,
+            "outcome": outcome,
+            "cause": cause,
+            "error": error,
+            "wallet_balance": wallet_balance,
+        }
+
+    @event("WalletCallQueued", topic=contracts.SESSION_WALLET_CALL_QUEUED)
+    def wallet_call_queued(self, transaction: dict[str, Any]) -> None:
+        """A credit or rollback for the outbox: delivered until the wallet acknowledges."""
 
     def close(self) -> int:
         self.check_idle()

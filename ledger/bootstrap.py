@@ -38,6 +38,8 @@ from ledger.tables.compose import Tables, guard_close, last_position, seat_index
 from ledger.tables.compose import handlers as table_handlers
 from ledger.tables.table import Table
 from ledger.video_poker import VideoPokerMachine
+from wallet.client import WalletClient
+from wallet.delivery import RetryPolicy
 
 
 def system_clock() -> datetime:
@@ -56,6 +58,8 @@ def bootstrap(
     application: type[Casino] = Casino,
     live_tables: bool = True,
     shoe_maker: ShoeMaker | None = None,
+    wallets: Mapping[str, WalletClient] | None = None,
+    wallet_retry: RetryPolicy | None = None,
 ) -> Casino:
     """A ready Casino. ``games`` adds adapters (name -> adapter) beside the built-in ones;
     ``extra_handlers`` adds the handlers of commands of such games (tests register a toy
@@ -64,7 +68,9 @@ def bootstrap(
     ``shoe_maker`` turns a live table's shoe seed into its cards (the
     tests deal chosen cards with it; by default :func:`games.blackjack.shoe_from_seed`).
     The live blackjack tables' handlers (:mod:`ledger.tables`) are always composed;
-    ``live_tables`` is ignored (kept so callers written before still run)."""
+    ``live_tables`` is ignored (kept so callers written before still run).
+    ``wallets`` (operator -> client; else built from ``settings.wallets``) composes
+    seamless mode (:mod:`ledger.seamless`) when any operator has a seamless wallet."""
     app = application(settings, keyring)
     adapters = {**registry.adapters(), **(games or {})}
     red_dog, video_poker = adapters[RED_DOG], adapters[VIDEO_POKER]
@@ -115,4 +121,12 @@ def bootstrap(
         # live table; rounds, shoes and request records are short and never snapshotted.
         every = app.settings.snapshot_every
         app.snapshotter = Snapshotter(app.snapshots, every, (Account, GameSession, Table))
+    if wallets is None:
+        from ledger.seamless.config import seamless_clients
+
+        wallets = seamless_clients(app.settings.wallets)
+    if wallets:
+        from ledger.seamless.compose import compose
+
+        app.seamless = compose(app, wallets, wallet_retry)
     return app

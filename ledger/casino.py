@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
@@ -68,6 +68,15 @@ Handler = Callable[[UnitOfWork, Any], Result]
 MAX_ATTEMPTS = 50
 
 
+class StakeGatePort(Protocol):
+    """Runs commands that stake on a seamless session around the wallet's debit
+    (:mod:`ledger.seamless.gate`); None from ``run``: run the command as usual."""
+
+    def wants(self, cmd: c.Command) -> bool: ...
+
+    def run(self, request_id: str, cmd: Any) -> Result | None: ...
+
+
 class Casino(Application[UUID]):
     """Event-sourced ledger of accounts and game sessions with a signed, checkpointed log."""
 
@@ -78,6 +87,9 @@ class Casino(Application[UUID]):
         self.settings = settings or Settings()
         self.keyring = keyring or self.settings.keyring()
         self.handlers: dict[type[c.Command], Handler] = {}
+        self.stake_gate: StakeGatePort | None = None  # composed with seamless wallets
+        self.on_close: list[Callable[[], None]] = []  # background workers to stop first
+        self.seamless: Any = None  # a ledger.seamless.compose.Seamless, when composed
         self._closed = False
         # Group commit (ledger.group_commit): the commands waiting, and whether a batch runs.
         self._writer = threading.Condition()
@@ -174,6 +186,11 @@ class Casino(Application[UUID]):
     def command(self, request_id: str, cmd: c.Command) -> Result:
         """Run ``cmd`` at most once per (scope, request id); see module docstring."""
         check_request_id(request_id)
+        gate = self.stake_gate
+        if gate is not None and gate.wants(cmd) and self._writer_thread != threading.get_ident():
+            answered = gate.run(request_id, cmd)  # waits on the wallet outside any batch
+            if answered is not None:
+                return answered
         handler = self.handlers.get(type(cmd))
         if handler is None:
             raise LookupError(f"no handler for {type(cmd).__name__}: compose with bootstrap()")
@@ -210,6 +227,17 @@ class Casino(Application[UUID]):
                     self._writer.acquire()
                     self._writing = False
                     self._writer.notify_all()
+        return pending.outcome()
+
+    def command_alone(self, request_id: str, cmd: c.Command) -> Result:
+        """Run ``cmd`` at once in its own transaction instead of waiting for the next batch:
+        for a small command on the critical path of a caller that then waits on something
+        else (a seamless debit's intent, recorded before the wallet is called)."""
+        check_request_id(request_id)
+        handler = self.handlers[type(cmd)]
+        rid = request_aggregate_id(cmd.scope, request_id)
+        pending = Pending(handler, cmd, request_id, rid, body_digest(cmd.name, cmd.body()))
+        self.run_carefully(pending)
         return pending.outcome()
 
     def run_carefully(self, p: Pending) -> None:
@@ -382,6 +410,8 @@ class Casino(Application[UUID]):
             return
         self._closed = True
         try:
+            for stop in self.on_close:
+                stop()
             self.sealer.stop()
             try:
                 self.seal()

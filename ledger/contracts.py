@@ -114,3 +114,30 @@ PLAYER_SETTINGS: Final = "croupier/player-settings@1"
 PLAYER_SETTINGS_CREATED: Final = "croupier/player-settings/created@1"
 PLAYER_SETTINGS_OPENED: Final = "croupier/player-settings/opened@1"
 PLAYER_SETTINGS_CHANGED: Final = "croupier/player-settings/changed@1"
+
+# -- seamless wallet (ledger/seamless/): the session's calls to the operator's wallet -------
+
+
+class WalletMode(StrEnum):
+    TRANSFER = "transfer"
+    SEAMLESS = "seamless"
+
+
+class DebitOutcome(StrEnum):
+    ACCEPTED = "accepted"
+    REFUSED = "refused"
+    UNKNOWN = "unknown"
+
+
+SESSION_STAKE_INTENDED: Final = "croupier/session/stake-intended@1"
+SESSION_STAKE_RESOLVED: Final = "croupier/session/stake-resolved@1"
+SESSION_WALLET_CALL_QUEUED: Final = "croupier/session/wallet-call-queued@1"
+
+WALLET_DELIVERY: Final = "croupier/wallet-delivery@1"
+WALLET_DELIVERY_CREATED: Final = "croupier/wallet-delivery/created@1"
+WALLET_DELIVERED: Final = "croupier/wallet-delivery/delivered@1"
+
+
+def wallet_ledger(operator: str, player_token: str) -> str:
+    """The ledger name of a player's money at the operator's wallet (outside croupier)."""
+    return f"wallet:{operator}:{player_token}"

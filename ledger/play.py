@@ -26,7 +26,10 @@ from ledger.errors import (
 )
 from ledger.keys import Keyring
 from ledger.rounds import Round, commitment, new_game_code, round_id_for, seal_seed, unseal_seed
+from ledger.seamless import port
+from ledger.seamless.wire import to_wire
 from ledger.unit_of_work import UnitOfWork
+from wallet.protocol import Transaction
 
 P = TypeVar("P")
 S = TypeVar("S")
@@ -102,15 +105,17 @@ class Rounds:
         session.check_idle()
         stake = adapter.stake_of(params)  # validates the bet against the rules
         session.check_debit(stake)
+        now = self.clock()
+        terms = adapter.terms(params)
+        # A seamless session's stake is the one its wallet accepted, under that round's code.
+        authorised = port.main_stake(session, stake, lambda: new_game_code(terms.code_prefix, now))
         # One seed per command: a retried attempt (version conflict, code clash) deals the
         # same cards, so a deterministic seed source stays in step with the rounds.
         seed = uow.once("seed", self.seed_source)
         chosen = None if self.card_source is None else uow.once("cards", self.card_source)
         deal = seed if chosen is None else ChosenCards.from_wire(seed, chosen)
         state = adapter.start(params, deal)
-        now = self.clock()
-        terms = adapter.terms(params)
-        code = new_game_code(terms.code_prefix, now)
+        code = authorised or new_game_code(terms.code_prefix, now)
         rnd = Round(
             code=code,
             game=adapter.game,
@@ -164,6 +169,7 @@ class Rounds:
         new_state = adapter.apply(params, state, decision, deal)
         added = adapter.staked(new_state) - adapter.staked(state)
         if added:
+            port.added_stake(session, rnd.game, rnd.code, len(rnd.decisions) + 1, added)
             session.stake(rnd.code, added)
         rnd.acted(
             decision=adapter.write_decision(decision),
@@ -194,6 +200,17 @@ class Rounds:
         )
         if payout:
             session.credit_win(rnd.code, payout)
+            if session.seamless:  # the outbox: delivered until the wallet acknowledges
+                credit = Transaction.credit(
+                    session.player_id,
+                    rnd.code,
+                    payout,
+                    session.currency,
+                    reference=Transaction.debit(
+                        session.player_id, rnd.code, "main", rnd.stake, session.currency
+                    ).transaction_id,
+                )
+                session.wallet_call_queued(to_wire(credit))
         session.round_closed(rnd.code, {"game": rnd.game, "params": dict(rnd.params)})
 
     def complete_with_default(self, uow: UnitOfWork, session: GameSession) -> Round | None:
@@ -225,6 +242,8 @@ class Rounds:
         back to) and that balance after the void (``landed_balance``)."""
         rnd = uow.round(code)
         session = uow.session(rnd.session_id)
+        if session.seamless:
+            return self._void_seamless(session, rnd, reason, incident_id)
         account = uow.account_by_id(session.account_id)
         if rnd.status == RoundStatus.VOIDED:
             on_account = rnd.code in account.voided_rounds
@@ -253,6 +272,39 @@ class Rounds:
         if session.open_round == rnd.code:
             session.round_closed(rnd.code, None)
         return void_result(rnd, session, account.balance if session.closed else None, False)
+
+    def _void_seamless(
+        self, session: GameSession, rnd: Round, reason: str, incident_id: str
+    ) -> Result:
+        """Void a seamless round: every accepted debit of it is rolled back at the wallet
+        (queued in this transaction). A win already credited there is not reversible
+        through the wallet: such a void is refused (settle it with the operator)."""
+        if rnd.status == RoundStatus.VOIDED:
+            return void_result(rnd, session, None, True)
+        if rnd.win_credited:
+            raise InvalidRequest(
+                f"round {rnd.code} credited a win of {rnd.win_credited} at the operator's"
+                " wallet; the wallet protocol cannot reverse it: settle it with the operator",
+                game_code=rnd.code,
+            )
+        stakes = [("main", rnd.stake)] + [
+            (f"{port.ADDED_STAGE.get(rnd.game, 'double')}:{n}", amount)
+            for n, amount in rnd.added_stakes
+        ]
+        for stage, amount in stakes:
+            debit = Transaction.debit(session.player_id, rnd.code, stage, amount, rnd.currency)
+            session.refund(rnd.code, amount)
+            session.wallet_call_queued(to_wire(Transaction.rollback(debit)))
+        rnd.voided(
+            reason=reason,
+            incident_id=incident_id,
+            refunded=rnd.staked,
+            reversed_win=0,
+            seed=self.seed_of(rnd).hex(),
+        )
+        if session.open_round == rnd.code:
+            session.round_closed(rnd.code, None)
+        return void_result(rnd, session, None, False)
 
 
 def void_result(

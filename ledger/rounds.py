@@ -60,6 +60,9 @@ def unseal_seed(key: bytes, round_id: UUID, sealed: str) -> bytes:
 
 class Round(Aggregate):
     TOPIC = contracts.ROUND
+    # [decision number, amount] of every stake a decision added (a seamless void rolls
+    # each one back); rebuilt from the Acted events, so older rounds have it too.
+    added_stakes: tuple[tuple[int, int], ...] = ()
 
     class Created(Aggregate.Created):  # unused; the library requires a topic
         TOPIC = contracts.ROUND_CREATED
@@ -124,6 +127,8 @@ class Round(Aggregate):
     ) -> None:
         self.decisions = [*self.decisions, list(decision)]
         self.staked += stake_added
+        if stake_added:
+            self.added_stakes = (*self.added_stakes, (len(self.decisions), stake_added))
         self.view = dict(view)
 
     @event("Settled", topic=contracts.ROUND_SETTLED)

@@ -41,6 +41,8 @@ class Sessions:
         session.check_open()
         self.rounds.complete_with_default(uow, session)
         final = session.close()
+        if session.seamless:  # its money is at the operator's wallet: nothing to return
+            return {"session_id": str(session.id), "final_balance": 0, "account_balance": 0}
         account = uow.account_by_id(session.account_id)
         if final > 0:
             account.return_session(session.id, final)

@@ -17,6 +17,7 @@ from pydantic import SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ledger.keys import Keyring, KeyringError, load_private_key, load_public_keys
+from ledger.seamless.config import WalletSettings
 
 APP_NAME = "casino"
 SQLITE_FILE = "casino.sqlite"
@@ -71,6 +72,9 @@ class Settings(BaseSettings):
     stream_queue_messages: int = 2_000
     streams_per_session: int = 2
     max_streams: int = 5_000
+    # Wallet mode per operator (issue 16), JSON: {"op": {"mode": "seamless", "base_url":
+    # ..., "key": ..., "read_timeout": 5}}; an operator not listed uses transfer mode.
+    wallets: dict[str, WalletSettings] = {}
 
     @property
     def key_directory(self) -> Path:

@@ -14,7 +14,8 @@ both with a signed :class:`WalletResponse`; anything else (5xx, timeouts) is not
 
 Transaction ids: ``uuid5(NAMESPACE, f"{game_code}/{stage}")``. The game code names the round,
 the stage the money movement within it: ``main``, ``side:<bet>`` (e.g. ``side:21+3``),
-``double``, ``split``, ``insurance`` (debits, optionally ``:<hand>``), ``win`` and
+``raise`` (Red Dog's raise, ``raise:<decision number>``), ``double``, ``split``,
+``insurance`` (debits, optionally ``:<hand>``), ``win`` and
 ``cash-out`` (credits, optionally ``:<hand>``), ``rollback:<debit transaction id>``. So every
 retry of a call, by any process, after any restart, carries the same id, and the wallet
 applies it at most once. A rollback carries the debit's id as ``reference_transaction_id``.
@@ -70,11 +71,11 @@ class ErrorCode(StrEnum):
     ROLLED_BACK = "rolled-back"
 
 
-DEBIT_STAGES = frozenset({"main", "side", "double", "split", "insurance"})
+DEBIT_STAGES = frozenset({"main", "side", "raise", "double", "split", "insurance"})
 CREDIT_STAGES = frozenset({"win", "cash-out"})
 _QUALIFIER = r"[A-Za-z0-9+._-]{1,32}"
 _STAGE = re.compile(
-    rf"^(?:(?:main|double|split|insurance|win|cash-out)(?::{_QUALIFIER})?"
+    rf"^(?:(?:main|raise|double|split|insurance|win|cash-out)(?::{_QUALIFIER})?"
     rf"|side:{_QUALIFIER}"
     r"|rollback:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$"
 )

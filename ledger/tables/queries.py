@@ -15,6 +15,7 @@ from uuid import UUID
 
 from games.blackjack import Phase, Seat, SharedRound, options
 from ledger import contracts
+from ledger.tables.codes import TableRoundCode, round_by_code, round_code_id_for
 from ledger.tables.compose import seat_index
 from ledger.tables.errors import TableNotFound
 from ledger.tables.history import seat_history
@@ -58,12 +59,11 @@ def current_round(app: Any, t: Table) -> TableRound | None:
 
 def find_round(app: Any, code: str) -> TableRound:
     """A table round by its game code (``IBJ-...``), whichever table played it."""
-    for t in tables(app):
-        rid = t.codes.get(code)
-        if rid is not None:
-            rnd = app.find(TableRound, UUID(rid))
-            if rnd is not None:
-                return rnd  # type: ignore[no-any-return]
+    index = app.find(TableRoundCode, round_code_id_for(code)) if isinstance(code, str) else None
+    if isinstance(index, TableRoundCode):
+        rnd = round_by_code(app.find, index.table, code)
+        if rnd is not None:
+            return rnd  # type: ignore[no-any-return]
     raise TableNotFound(f"no blackjack round {code!r}", game_code=code)
 
 

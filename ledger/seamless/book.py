@@ -1,0 +1,284 @@
+"""Every wallet transaction croupier sent, rebuilt from the log: the outbox's pending
+calls, the debits whose outcome is missing, and the reconciliation report.
+
+Fed event by event in notification order, from the raw log (``audit-cli wallet
+reconcile``) or from the application's notifications (:func:`wallet_book`): nothing about
+the wallet is kept anywhere but in the log.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import weakref
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from ledger import contracts
+
+if TYPE_CHECKING:
+    from ledger.ports import LogApp
+
+TOPICS = (
+    contracts.SESSION_OPENED,
+    contracts.SESSION_STAKE_INTENDED,
+    contracts.SESSION_STAKE_RESOLVED,
+    contracts.SESSION_WALLET_CALL_QUEUED,
+    contracts.WALLET_DELIVERED,
+)
+
+
+class State:
+    """A transaction's state in the reconciliation (wire format of the report)."""
+
+    PENDING_OUTCOME = "pending-outcome"  # a debit sent (or about to be), no outcome yet
+    ACCEPTED = "accepted"  # a debit accepted, or a credit acknowledged
+    REFUSED = "refused"  # a debit the wallet refused: nothing taken
+    UNKNOWN = "unknown"  # a debit without a trustworthy answer (its rollback follows)
+    ROLLED_BACK = "rolled-back"  # a debit whose rollback the wallet acknowledged
+    ROLLBACK_PENDING = "rollback-pending"  # a debit whose rollback awaits delivery
+    PENDING_DELIVERY = "pending-delivery"  # a credit or rollback not yet acknowledged
+    REJECTED = "rejected"  # a credit or rollback the wallet refused for good: a person
+
+
+@dataclass
+class Entry:
+    seq: int
+    time: str
+    transaction_id: str
+    call: str
+    operator: str
+    session_id: str
+    player_token: str
+    game_code: str
+    stage: str
+    amount: int
+    currency: str
+    reference_transaction_id: str | None
+    state: str
+    cause: str | None = None
+    attempts: int | None = None
+    outcome: str | None = None  # a debit's outcome as recorded (accepted, refused, unknown)
+    transaction: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        doc = asdict(self)
+        doc.pop("transaction")
+        return doc
+
+
+def _instant(text: str) -> datetime:
+    when = datetime.fromisoformat(text)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def in_range(time: str, start: str | None, end: str | None) -> bool:
+    when = _instant(time)
+    if start is not None and when < _instant(start):
+        return False
+    if end is not None:
+        last = _instant(end)
+        return when < last + timedelta(days=1) if len(end) == 10 else when <= last
+    return True
+
+
+def _time(doc: dict[str, Any]) -> str:
+    ts = doc.get("timestamp")
+    return str(ts.get("_data_") if isinstance(ts, dict) else ts)
+
+
+class WalletBook:
+    def __init__(self) -> None:
+        self.last_seq = 0
+        self.operators: dict[str, str] = {}  # seamless session id -> operator
+        self.entries: dict[str, Entry] = {}  # transaction id -> its entry
+        self.order: list[str] = []
+        # Kept as the log is fed, so the outbox's poll costs what is pending, not the history.
+        self._undelivered: dict[str, None] = {}
+        self._unresolved: dict[str, None] = {}
+
+    # -- feeding -------------------------------------------------------------------------
+
+    def feed_payload(self, seq: int, originator_id: str, topic: str, payload: bytes) -> None:
+        self.last_seq = max(self.last_seq, seq)
+        if topic not in TOPICS:
+            return
+        try:
+            doc = json.loads(payload)
+        except ValueError:
+            return
+        if isinstance(doc, dict):
+            self.feed(seq, originator_id, topic, doc)
+
+    def feed(self, seq: int, originator_id: str, topic: str, doc: dict[str, Any]) -> None:
+        self.last_seq = max(self.last_seq, seq)
+        if topic == contracts.SESSION_OPENED:
+            if isinstance(doc.get("operator"), str):
+                self.operators[originator_id] = doc["operator"]
+        elif topic == contracts.SESSION_STAKE_INTENDED:
+            entry = self._add(seq, originator_id, doc, State.PENDING_OUTCOME)
+            self._unresolved[entry.transaction_id] = None
+        elif topic == contracts.SESSION_WALLET_CALL_QUEUED:
+            entry = self._add(seq, originator_id, doc, State.PENDING_DELIVERY)
+            self._undelivered[entry.transaction_id] = None
+            ref = entry.reference_transaction_id if entry.call == "rollback" else None
+            debit = self.entries.get(ref or "")
+            if debit is not None and debit.state in (State.ACCEPTED, State.UNKNOWN):
+                debit.state = State.ROLLBACK_PENDING
+        elif topic == contracts.SESSION_STAKE_RESOLVED:
+            found = self.entries.get(str(doc.get("transaction_id")))
+            self._unresolved.pop(str(doc.get("transaction_id")), None)
+            if found is not None and found.state == State.PENDING_OUTCOME:
+                outcome = str(doc.get("outcome"))
+                found.state = {"accepted": State.ACCEPTED, "refused": State.REFUSED}.get(
+                    outcome, State.UNKNOWN
+                )
+                found.cause, found.outcome = doc.get("cause"), outcome
+        elif topic == contracts.WALLET_DELIVERED:
+            sent = self.entries.get(str(doc.get("transaction_id")))
+            self._undelivered.pop(str(doc.get("transaction_id")), None)
+            if sent is None or sent.state != State.PENDING_DELIVERY:
+                return
+            acknowledged = doc.get("state") == "acknowledged"
+            sent.state = State.REJECTED
+            if acknowledged:
+                sent.state = State.ACCEPTED if sent.call == "credit" else State.ROLLED_BACK
+            sent.cause, sent.attempts = doc.get("cause"), doc.get("attempts")
+            debit = self.entries.get(sent.reference_transaction_id or "")
+            if sent.call == "rollback" and debit is not None:
+                debit.state = State.ROLLED_BACK if acknowledged else State.REJECTED
+
+    def _add(self, seq: int, session_id: str, doc: dict[str, Any], state: str) -> Entry:
+        t = doc.get("transaction") or {}
+        entry = Entry(
+            seq=seq,
+            time=_time(doc),
+            transaction_id=str(t.get("transaction_id")),
+            call=str(t.get("call")),
+            operator=self.operators.get(session_id, ""),
+            session_id=session_id,
+            player_token=str(t.get("player_token")),
+            game_code=str(t.get("game_code")),
+            stage=str(t.get("stage")),
+            amount=int(t.get("amount") or 0),
+            currency=str(t.get("currency")),
+            reference_transaction_id=t.get("reference_transaction_id"),
+            state=state,
+            transaction=dict(t),
+        )
+        if entry.transaction_id not in self.entries:
+            self.order.append(entry.transaction_id)
+        self.entries[entry.transaction_id] = entry
+        return entry
+
+    # -- reading -------------------------------------------------------------------------
+
+    def pending_deliveries(self) -> list[Entry]:
+        """The outbox: credits and rollbacks queued without a delivery recorded."""
+        found = (self.entries[t] for t in self._undelivered)
+        return [e for e in found if e.state == State.PENDING_DELIVERY]
+
+    def pending_outcomes(self) -> list[Entry]:
+        """Debits whose intent is recorded without an outcome."""
+        found = (self.entries[t] for t in self._unresolved)
+        return [e for e in found if e.state == State.PENDING_OUTCOME]
+
+    def listed(
+        self,
+        operator: str | None = None,
+        start: str | None = None,
+        end: str | None = None,
+        after: int = 0,
+    ) -> list[Entry]:
+        """Every transaction croupier sent, oldest first. Filters: operator; time from
+        ``start`` to ``end`` inclusive (ISO 8601; a bare day as ``end``: all of it); the
+        cursor ``after`` (the last ``seq`` seen)."""
+        found = []
+        for tid in self.order:
+            e = self.entries[tid]
+            if operator is not None and e.operator != operator:
+                continue
+            if e.seq <= after or ((start or end) and not in_range(e.time, start, end)):
+                continue
+            found.append(e)
+        return found
+
+
+def totals(entries: list[Entry]) -> dict[str, Any]:
+    """Per round and per player: what the wallet has taken and paid by croupier's log
+    (``debited``: accepted debits not rolled back; ``credited``: acknowledged credits;
+    ``pending``: credits and rollbacks still to deliver; ``net`` = credited - debited)."""
+
+    def blank() -> dict[str, int]:
+        return {"debited": 0, "credited": 0, "rolled_back": 0, "pending": 0, "net": 0}
+
+    rounds: dict[str, dict[str, int]] = defaultdict(blank)
+    players: dict[str, dict[str, int]] = defaultdict(blank)
+    for e in entries:
+        for bucket in (rounds[e.game_code], players[f"{e.operator}:{e.player_token}"]):
+            if e.call == "debit" and e.state in (State.ACCEPTED, State.ROLLBACK_PENDING):
+                bucket["debited"] += e.amount
+            elif e.call == "debit" and e.state == State.ROLLED_BACK:
+                bucket["rolled_back"] += e.amount
+            elif e.call == "credit" and e.state == State.ACCEPTED:
+                bucket["credited"] += e.amount
+            elif e.call in ("credit", "rollback") and e.state == State.PENDING_DELIVERY:
+                bucket["pending"] += e.amount
+            bucket["net"] = bucket["credited"] - bucket["debited"]
+    return {"rounds": dict(rounds), "players": dict(players)}
+
+
+def expected_round_nets(entries: list[Entry]) -> dict[str, int]:
+    """What each seamless round must have moved in the wallet's favour of the player by its
+    wallet transactions: minus every accepted debit, plus every credit queued, plus every
+    rollback of an accepted debit (a void's refund). ``audit-cli verify --balances`` holds
+    this against the round's movements."""
+    by_id = {e.transaction_id: e for e in entries}
+    nets: dict[str, int] = defaultdict(int)
+    for e in entries:
+        if e.call == "debit" and e.outcome == "accepted":
+            nets[e.game_code] -= e.amount
+        elif e.call == "credit":
+            nets[e.game_code] += e.amount
+        elif e.call == "rollback":
+            debit = by_id.get(e.reference_transaction_id or "")
+            if debit is not None and debit.outcome == "accepted":
+                nets[e.game_code] += e.amount
+    return dict(nets)
+
+
+class _Projection:
+    def __init__(self, app: LogApp) -> None:
+        self.app = app
+        self.book = WalletBook()
+        self.lock = threading.Lock()
+
+    def catch_up(self) -> WalletBook:
+        with self.lock:
+            start = self.book.last_seq + 1
+            while True:
+                notes = self.app.recorder.select_notifications(start, 1000, topics=TOPICS)
+                if not notes:
+                    break
+                for note in notes:
+                    _plain, env, _hash = self.app.mapper.open(note)  # type: ignore[attr-defined]
+                    self.book.feed_payload(
+                        note.id, str(note.originator_id), note.topic, env.payload
+                    )
+                start = notes[-1].id + 1
+        return self.book
+
+
+_PROJECTIONS: weakref.WeakKeyDictionary[Any, _Projection] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def wallet_book(app: LogApp) -> WalletBook:
+    """The application's wallet book, brought up to date from its log."""
+    with _LOCK:
+        projection = _PROJECTIONS.get(app)
+        if projection is None:
+            projection = _PROJECTIONS[app] = _Projection(app)
+    return projection.catch_up()

@@ -1,0 +1,79 @@
+"""Commands of seamless mode. ``name`` and the bodies are wire format (request records).
+
+Only :class:`OpenSeamlessSession` comes from outside (the operator's route); the others
+are issued by :mod:`ledger.seamless.gate` and :mod:`ledger.seamless.outbox` around the
+wallet calls, each its own short transaction, so no transaction waits on the wallet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ledger.commands import Command, SessionCommand
+from ledger.errors import InvalidRequest
+from ledger.money import check_currency
+
+_TOKEN_MAX = 100
+
+
+@dataclass(frozen=True)
+class OpenSeamlessSession(Command):
+    """A session on the operator's wallet: the player's token there and a currency."""
+
+    name: ClassVar[str] = "open_seamless_session"
+    operator: str
+    player_token: str
+    currency: str
+
+    def __post_init__(self) -> None:
+        for what in ("operator", "player_token"):
+            value = getattr(self, what)
+            if not isinstance(value, str) or not 0 < len(value) <= _TOKEN_MAX:
+                raise InvalidRequest(
+                    f"{what.replace('_', ' ')} must be a non-empty string of at most"
+                    f" {_TOKEN_MAX} characters"
+                )
+        check_currency(self.currency)
+
+
+@dataclass(frozen=True)
+class IntendStake(SessionCommand):
+    """Record that the debit ``transaction`` is about to be sent for ``request``."""
+
+    name: ClassVar[str] = "seamless_intend_stake"
+    request: str
+    transaction: dict[str, Any]
+    digest: str = ""  # of the staking command as it arrived (a retry must match it)
+
+
+@dataclass(frozen=True)
+class FinishStake(SessionCommand):
+    """Record the debit's outcome; if accepted, run the command that staked (``inner``:
+    its name and body) with that stake authorised, in the same transaction."""
+
+    name: ClassVar[str] = "seamless_finish_stake"
+    transaction_id: str
+    outcome: str
+    cause: str | None = None
+    error: str | None = None
+    wallet_balance: int | None = None
+    inner: Command | None = None
+
+    def body(self) -> dict[str, Any]:
+        doc = super().body()
+        inner = self.inner
+        doc["inner"] = None if inner is None else {"name": inner.name, "body": inner.body()}
+        return doc
+
+
+@dataclass(frozen=True)
+class RecordDeliveries(Command):
+    """The wallet acknowledged (or refused for good) these queued credits and rollbacks:
+    each ``{transaction_id, session_id, call, state, attempts, cause, wallet_balance}``."""
+
+    name: ClassVar[str] = "seamless_record_deliveries"
+    deliveries: tuple[dict[str, Any], ...]
+
+    def body(self) -> dict[str, Any]:
+        return {"deliveries": [dict(d) for d in self.deliveries]}

@@ -1,0 +1,50 @@
+"""Composes seamless mode onto a Casino (called by :func:`ledger.bootstrap.bootstrap`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ledger.casino import Casino
+from ledger.seamless.commands import FinishStake, IntendStake, OpenSeamlessSession, RecordDeliveries
+from ledger.seamless.gate import StakeGate
+from ledger.seamless.handlers import SeamlessHandlers
+from ledger.seamless.outbox import Outbox
+from wallet.client import WalletClient
+from wallet.delivery import RetryPolicy
+
+
+@dataclass
+class Seamless:
+    gate: StakeGate
+    outbox: Outbox
+    wallets: Mapping[str, WalletClient]
+
+    def start(self) -> None:
+        """Before serving: roll back debits left without an outcome, rebuild the outbox
+        from the log and start delivering it in the background."""
+        self.gate.recover()
+        self.outbox.catch_up()
+        self.outbox.start()
+
+    def stop(self) -> None:
+        self.outbox.stop()
+
+
+def compose(
+    app: Casino, wallets: Mapping[str, WalletClient], policy: RetryPolicy | None = None
+) -> Seamless:
+    handlers = SeamlessHandlers(set(wallets), app.handlers)
+    app.handlers.update(
+        {
+            OpenSeamlessSession: handlers.open_session,
+            IntendStake: handlers.intend_stake,
+            FinishStake: handlers.finish_stake,
+            RecordDeliveries: handlers.record_deliveries,
+        }
+    )
+    gate = StakeGate(app, wallets)
+    app.stake_gate = gate
+    outbox = Outbox(app, wallets, policy=policy)
+    app.on_close.append(outbox.stop)
+    return Seamless(gate, outbox, wallets)

@@ -1,0 +1,190 @@
+"""At most once for debits: how a stake on a seamless session is taken.
+
+:meth:`StakeGate.run` takes a command that would stake (a bet, a deal, a raise) on a
+seamless session through four steps, none of which holds the group-commit writer or a
+transaction while the wallet answers:
+
+1. probe: the command's own handler runs on a scratch unit of work (nothing saved) up to
+   the stake, which names the game code, the stage and the amount; the transaction id
+   derives from the code and the stage;
+2. ``IntendStake``: the debit's intent is an event on the session (which is busy until
+   its outcome), before anything is sent;
+3. the debit, sent once (:meth:`wallet.client.WalletClient.debit`);
+4. ``FinishStake`` under the caller's request id: the outcome is an event; if accepted,
+   the command's handler runs again with that stake authorised and the round starts in
+   the same transaction; if unknown, a rollback of that transaction id is queued.
+
+A retry of the request finds the recorded answer, or the intent without an outcome: then
+the debit is never sent again; its outcome is taken as unknown and rolled back. So is an
+intent found without an outcome when croupier starts (:meth:`recover`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from games.errors import GameRuleError
+from ledger import commands as c
+from ledger.casino import Casino
+from ledger.contracts import DebitOutcome
+from ledger.errors import IdempotencyConflict, InsufficientFunds, LedgerError
+from ledger.requests import MAX_REQUEST_ID, Request, body_digest, request_aggregate_id
+from ledger.seamless import port
+from ledger.seamless.book import wallet_book
+from ledger.seamless.commands import FinishStake, IntendStake
+from ledger.seamless.errors import StakeRolledBack, WalletRefused, WalletUnavailable
+from ledger.seamless.wire import from_wire, to_wire
+from ledger.unit_of_work import UnitOfWork
+from wallet.client import WalletClient
+from wallet.protocol import Transaction
+
+log = logging.getLogger("croupier.wallet")
+Result = dict[str, Any]
+
+STAKING = (c.RedDogBet, c.RedDogRepeat, c.RedDogRaise, c.VideoPokerDeal, c.StartRound, c.Decide)
+"""Commands that may take a stake (a start, or a decision that adds one)."""
+RESTARTED = "croupier stopped between the debit's intent and its outcome"
+RETRIED = "the request was retried after its debit was sent; its outcome was not recorded"
+_STRIPES = 256
+
+
+def sub_request(request_id: str, step: str) -> str:
+    rid = f"{request_id}#{step}"
+    if len(rid) <= MAX_REQUEST_ID:
+        return rid
+    return f"{hashlib.sha256(request_id.encode()).hexdigest()}#{step}"
+
+
+class StakeGate:
+    def __init__(self, casino: Casino, wallets: Mapping[str, WalletClient]) -> None:
+        self.casino = casino
+        self.wallets = wallets
+        self._locks = [threading.Lock() for _ in range(_STRIPES)]
+
+    def wants(self, cmd: c.Command) -> bool:
+        return isinstance(cmd, STAKING)
+
+    def run(self, request_id: str, cmd: c.SessionCommand) -> Result | None:
+        """The command's answer, or None: not a seamless stake (run it as usual)."""
+        session = self.casino.get_session(cmd.session_id)
+        if not session.seamless:
+            return None
+        lock = self._locks[hash(str(session.id)) % _STRIPES]
+        digest = body_digest(cmd.name, cmd.body())
+        with lock:  # one stake at a time per session in this process
+            final = self._recorded(cmd.scope, request_id)
+            intent = self._recorded(cmd.scope, sub_request(request_id, "intent"))
+            if intent is not None and intent.result.get("digest") != digest:
+                raise IdempotencyConflict(
+                    f"request id {request_id!r} was already used for a different request",
+                    request_id=request_id,
+                )
+            if final is not None:
+                return answer(self.casino.answer(final, request_id, FinishStake.name, final.digest))
+            if intent is not None:
+                debit, fresh = from_wire(intent.result["transaction"]), False
+            else:
+                needed = self._probe(cmd)
+                if needed is None:
+                    return None
+                debit = Transaction.debit(
+                    session.player_id, needed.code, needed.stage, needed.amount, session.currency
+                )
+                recorded = self.casino.command_alone(  # not queued behind a whole batch
+                    sub_request(request_id, "intent"),
+                    IntendStake(cmd.session_id, request_id, to_wire(debit), digest),
+                )
+                fresh = recorded["transaction"]["transaction_id"] == str(debit.transaction_id)
+                debit = from_wire(recorded["transaction"])
+            finish = self._debit(session.operator or "", debit, cmd) if fresh else None
+            if finish is None:
+                finish = FinishStake(cmd.session_id, str(debit.transaction_id), "unknown", RETRIED)
+            try:
+                return answer(self.casino.command(request_id, finish))
+            except (LedgerError, GameRuleError) as e:
+                if finish.outcome != DebitOutcome.ACCEPTED:
+                    raise
+                # Accepted, but the round could not start now: give the stake back.
+                log.warning("wallet debit %s accepted but %s: rolled back", debit.transaction_id, e)
+                cause = f"the round could not start ({getattr(e, 'code', type(e).__name__)})"
+                self.casino.command(
+                    sub_request(request_id, "undo"),
+                    FinishStake(
+                        cmd.session_id,
+                        str(debit.transaction_id),
+                        "accepted",
+                        cause,
+                        wallet_balance=finish.wallet_balance,
+                    ),
+                )
+                raise
+
+    def _debit(self, operator: str, debit: Transaction, cmd: c.Command) -> FinishStake:
+        session_id = getattr(cmd, "session_id", "")
+        client = self.wallets.get(operator)
+        if client is None:
+            cause = f"no wallet client for operator {operator!r}"
+            log.error("wallet debit %s unknown: %s", debit.transaction_id, cause)
+            return FinishStake(session_id, str(debit.transaction_id), "unknown", cause)
+        result = client.debit(debit)
+        return FinishStake(
+            session_id,
+            str(debit.transaction_id),
+            str(result.outcome),
+            result.cause,
+            None if result.error is None else str(result.error),
+            result.balance,
+            cmd if result.outcome.value == DebitOutcome.ACCEPTED else None,
+        )
+
+    def _probe(self, cmd: c.Command) -> port.StakeNeeded | None:
+        handler = self.casino.handlers[type(cmd)]
+        with port.probing():
+            try:
+                handler(UnitOfWork(self.casino.find, {}), cmd)
+            except port.StakeNeeded as needed:
+                return needed
+        return None
+
+    def _recorded(self, scope: str, request_id: str) -> Request | None:
+        return self.casino.find(Request, request_aggregate_id(scope, request_id))
+
+    def recover(self) -> int:
+        """At start: every debit intent without an outcome is unknown (croupier stopped
+        between sending it and recording what came back): roll it back. Run it before
+        serving, while no debit of this process is in flight."""
+        pending = wallet_book(self.casino).pending_outcomes()
+        for entry in pending:
+            log.warning("wallet debit %s: %s; rolling it back", entry.transaction_id, RESTARTED)
+            self.casino.command(
+                f"recover:{entry.transaction_id}",
+                FinishStake(entry.session_id, entry.transaction_id, "unknown", RESTARTED),
+            )
+        return len(pending)
+
+
+def answer(result: Result) -> Result:
+    """The player's answer to a seamless stake: the round, or the typed refusal."""
+    outcome = result.get("stake_outcome")
+    ids = {"session_id": result.get("session_id"), "transaction_id": result.get("transaction_id")}
+    cause = result.get("cause") or ""
+    if outcome == DebitOutcome.REFUSED:
+        if result.get("error") == "insufficient-funds":
+            raise InsufficientFunds(
+                f"the operator's wallet balance {result.get('balance')} cannot cover the stake",
+                **ids,
+            )
+        raise WalletRefused(f"the operator's wallet refused the stake: {cause}", **ids)
+    if outcome == "rolled-back":
+        raise StakeRolledBack(f"the stake was accepted but rolled back: {cause}", **ids)
+    if outcome != DebitOutcome.ACCEPTED:
+        raise WalletUnavailable(
+            f"the operator's wallet did not answer the stake ({cause}); no round started and"
+            " the debit is rolled back",
+            **ids,
+        )
+    return result
