@@ -213,6 +213,7 @@ def test_two_workers_under_http_load_on_overlapping_sessions_keep_the_books(
         data,
         "--workers",
         "2",
+        startup_seconds=120,  # two processes start on a possibly loaded machine
         CROUPIER_DATABASE_URL=pg.database_url,
         CROUPIER_OPERATOR_TOKEN=operator,
         CROUPIER_AUDITOR_TOKEN="aud-" + os.urandom(8).hex(),
