@@ -4,6 +4,7 @@ written when it stops; restarting it keeps the same tokens."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -37,11 +38,19 @@ def launch(data_dir: Path, *args: str, **env_extra: str) -> tuple[str, int, subp
     env.update(CROUPIER_DATA_DIR=str(data_dir), PYTHONPATH=str(ROOT), **env_extra)
     cmd = [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--no-access-log"]
     cmd += args
+    # Its own process group: a failed start kills the workers of `--workers N` too (orphaned
+    # workers would hold the output pipe open and hang communicate()).
     proc = subprocess.Popen(
-        cmd, env=env, cwd=data_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        cmd,
+        env=env,
+        cwd=data_dir,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
     )
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # a loaded 2-core machine starts slowly
     while True:
         try:
             if httpx.get(f"{base}/health", timeout=1).status_code == 200:
@@ -49,7 +58,8 @@ def launch(data_dir: Path, *args: str, **env_extra: str) -> tuple[str, int, subp
         except httpx.TransportError:
             pass
         if proc.poll() is not None or time.monotonic() >= deadline:
-            proc.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
             raise AssertionError(f"croupier serve did not start: {proc.communicate()[0]}")
         time.sleep(0.1)
 

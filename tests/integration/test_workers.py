@@ -287,7 +287,11 @@ def test_two_workers_under_http_load_on_overlapping_sessions_keep_the_books(
             expected[f"account:{account_id_for(player)}"] = balance
     finally:
         proc.send_signal(signal.SIGTERM)
-        out, _ = proc.communicate(timeout=60)
+        try:
+            out, _ = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the supervisor and its workers
+            out, _ = proc.communicate()
     assert proc.returncode in (0, -signal.SIGTERM), out
     assert out.count("Application shutdown complete") == 2, out
 
