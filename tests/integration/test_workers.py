@@ -69,18 +69,17 @@ def test_a_timer_seal_while_another_process_holds_the_fence_writes_nothing(pg: S
     app.deposit("more", "ann", 5)
     schema = pg.schema
     assert schema is not None
+    name = (lock_name(schema, "casino_events"),)
     other = psycopg.connect(PG_URL, autocommit=True)  # "another process" sealing now
     try:
-        other.execute(
-            "SELECT pg_advisory_lock(hashtextextended(%s, 0))",
-            (lock_name(schema, "casino_events"),),
-        )
+        other.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", name)
         before = raw_rows(pg)
         assert app.sealer.seal(wait=False) is None
         assert app.sealer.skipped == 1
         assert raw_rows(pg) == before
+        other.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", name)
     finally:
-        other.close()  # its lock goes with its connection
+        other.close()
     sealed = app.sealer.seal(wait=False)
     assert sealed is not None and sealed["seq"] == 2
     assert _checkpoints(pg) == [1, 2]
