@@ -4,6 +4,7 @@ written when it stops; restarting it keeps the same tokens."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -30,7 +31,7 @@ def free_port() -> int:
 
 
 def launch(
-    data_dir: Path, *args: str, startup_seconds: float = 30, **env_extra: str
+    data_dir: Path, *args: str, startup_seconds: float = 120, **env_extra: str
 ) -> tuple[str, int, subprocess.Popen[str]]:
     """``croupier serve [args]`` in a child process on a free port (nothing inherited from
     this environment's CROUPIER_/POSTGRES_ settings), once /health answers."""
@@ -39,8 +40,16 @@ def launch(
     env.update(CROUPIER_DATA_DIR=str(data_dir), PYTHONPATH=str(ROOT), **env_extra)
     cmd = [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--no-access-log"]
     cmd += args
+    # Its own process group: a failed start kills the workers of `--workers N` too (orphaned
+    # workers would hold the output pipe open and hang communicate()).
     proc = subprocess.Popen(
-        cmd, env=env, cwd=data_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        cmd,
+        env=env,
+        cwd=data_dir,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + startup_seconds
@@ -51,7 +60,8 @@ def launch(
         except httpx.TransportError:
             pass
         if proc.poll() is not None or time.monotonic() >= deadline:
-            proc.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
             raise AssertionError(f"croupier serve did not start: {proc.communicate()[0]}")
         time.sleep(0.1)
 

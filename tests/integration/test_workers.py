@@ -69,23 +69,16 @@ def test_a_timer_seal_while_another_process_holds_the_fence_writes_nothing(pg: S
     app.deposit("more", "ann", 5)
     schema = pg.schema
     assert schema is not None
+    name = (lock_name(schema, "casino_events"),)
     other = psycopg.connect(PG_URL, autocommit=True)  # "another process" sealing now
     try:
-        other.execute(
-            "SELECT pg_advisory_lock(hashtextextended(%s, 0))",
-            (lock_name(schema, "casino_events"),),
-        )
+        other.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", name)
         before = raw_rows(pg)
         assert app.sealer.seal(wait=False) is None
         assert app.sealer.skipped == 1
         assert raw_rows(pg) == before
+        other.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", name)
     finally:
-        # Unlocked explicitly: a closed connection's lock is released only once its backend
-        # has exited, which may be after the next line runs.
-        other.execute(
-            "SELECT pg_advisory_unlock(hashtextextended(%s, 0))",
-            (lock_name(schema, "casino_events"),),
-        )
         other.close()
     sealed = app.sealer.seal(wait=False)
     assert sealed is not None and sealed["seq"] == 2
@@ -213,7 +206,6 @@ def test_two_workers_under_http_load_on_overlapping_sessions_keep_the_books(
         data,
         "--workers",
         "2",
-        startup_seconds=120,  # two processes start on a possibly loaded machine
         CROUPIER_DATABASE_URL=pg.database_url,
         CROUPIER_OPERATOR_TOKEN=operator,
         CROUPIER_AUDITOR_TOKEN="aud-" + os.urandom(8).hex(),
@@ -294,7 +286,11 @@ def test_two_workers_under_http_load_on_overlapping_sessions_keep_the_books(
             expected[f"account:{account_id_for(player)}"] = balance
     finally:
         proc.send_signal(signal.SIGTERM)
-        out, _ = proc.communicate(timeout=60)
+        try:
+            out, _ = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the supervisor and its workers
+            out, _ = proc.communicate()
     assert proc.returncode in (0, -signal.SIGTERM), out
     assert out.count("Application shutdown complete") == 2, out
 
