@@ -53,3 +53,13 @@ def test_relative_paths_are_relative_to_the_map(tmp_path: Path) -> None:
 def test_a_session_token_names_its_cell() -> None:
     assert token_cell(f"c1{SEPARATOR}abc.123.mac") == "c1"
     assert token_cell("operator-token") is None
+
+
+def test_serve_refuses_a_bad_cell_map_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from api.cli import main
+
+    assert main(["serve", "--cells", str(write(tmp_path, {"cells": [{"name": "A"}]}))]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "must match" in err and err.count("\n") == 1
