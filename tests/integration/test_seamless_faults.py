@@ -19,6 +19,7 @@ from ledger.seamless.book import wallet_book
 from ledger.seamless.commands import OpenSeamlessSession
 from ledger.seamless.errors import WalletUnavailable
 from ledger.seamless.gate import RESTARTED
+from tests.conftest import Store
 from tests.seamless_support import OP, open_casino
 from tests.wallet_fakes import KEY, Wallet, wallet_over_http
 from wallet.client import Timeouts, WalletClient
@@ -113,11 +114,11 @@ def test_each_call_kind_under_each_fault_leaves_the_books_agreeing(
 
 
 def test_concurrent_sessions_under_random_faults_end_with_the_books_agreeing(
-    wallet: Wallet, tmp_path: Path
+    wallet: Wallet, store: Store
 ) -> None:
     import threading
 
-    app = open_casino(tmp_path / "data", _client(wallet))
+    app = open_casino(store.data_dir, _client(wallet), store.database_url)
     try:
         players = [f"p{i}" for i in range(5)]
         sids = {p: _open(app, wallet, p) for p in players}
@@ -204,10 +205,10 @@ def test_killed_between_a_debit_and_its_outcome_the_restart_rolls_it_back(
 
 
 def test_killed_after_sending_a_credit_the_restart_sends_it_again_and_it_is_paid_once(
-    wallet: Wallet, tmp_path: Path
+    wallet: Wallet, store: Store
 ) -> None:
-    data = tmp_path / "data"
-    app = open_casino(data, _client(wallet))
+    data, url = store.data_dir, store.database_url
+    app = open_casino(data, _client(wallet), url)
     sid = _open(app, wallet, "lou")
     n = 0
     while not wallet_book(app).pending_deliveries():  # play until a win waits in the outbox
@@ -218,11 +219,11 @@ def test_killed_after_sending_a_credit_the_restart_sends_it_again_and_it_is_paid
     app.close()
 
     def child() -> None:
-        doomed = open_casino(data, _DiesAfter(_client(wallet), Call.CREDIT, True))  # type: ignore[arg-type]
+        doomed = open_casino(data, _DiesAfter(_client(wallet), Call.CREDIT, True), url)  # type: ignore[arg-type]
         doomed.seamless.outbox.drain()
 
     _in_child(child)
-    again = open_casino(data, _client(wallet))
+    again = open_casino(data, _client(wallet), url)
     try:
         assert again.seamless.outbox.catch_up() == 1  # rebuilt from the log: still pending
         _settle_and_compare(again, wallet, ["lou"])
