@@ -258,3 +258,28 @@ def test_a_seamless_stake_never_bypasses_the_wallet(wallet: Wallet, tmp_path: Pa
         assert wallet.admin.balance("max") == START
     finally:
         app.close()
+
+
+def test_an_intent_whose_request_failed_is_rolled_back_by_the_running_server(
+    wallet: Wallet, tmp_path: Path
+) -> None:
+    from ledger.seamless.commands import IntendStake
+    from ledger.seamless.wire import to_wire
+
+    app = open_casino(tmp_path / "data", _client(wallet))
+    try:
+        sid = _open(app, wallet, "ned")
+        debit = Transaction.debit("ned", "RD-20261201-000000-AAAA", "main", 700, "EUR")
+        app.command_alone("lost#intent", IntendStake(sid, "lost", to_wire(debit), "digest"))
+        wallet.client.debit(debit)  # taken; then the request failed before its outcome
+        gate = app.seamless.gate
+        assert gate.resolve_stale(older_than=3_600) == 0  # too recent to be given up
+        gate._in_flight.add(str(debit.transaction_id))  # a request of this process has it
+        assert gate.resolve_stale(older_than=0) == 0
+        gate._in_flight.clear()
+        assert gate.resolve_stale(older_than=0) == 1
+        _settle_and_compare(app, wallet, ["ned"])
+        assert wallet.admin.balance("ned") == START
+        assert app.get_session(sid).pending_debit is None  # the session is free again
+    finally:
+        app.close()
