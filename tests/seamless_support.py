@@ -23,8 +23,10 @@ from wallet.client import WalletClient
 OP = "op"
 
 
-def open_casino(data_dir: Path, client: WalletClient, **kwargs: Any) -> Casino:
-    settings = Settings(data_dir=data_dir, **CREDENTIALS)  # type: ignore[arg-type]
+def open_casino(
+    data_dir: Path, client: WalletClient, database_url: str | None = None, **kwargs: Any
+) -> Casino:
+    settings = Settings(data_dir=data_dir, database_url=database_url, **CREDENTIALS)  # type: ignore[arg-type]
     return bootstrap(settings, wallets={OP: client}, wallet_retry=FAST_RETRY, **kwargs)
 
 

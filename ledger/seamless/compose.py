@@ -13,6 +13,10 @@ from ledger.seamless.outbox import Outbox
 from wallet.client import WalletClient
 from wallet.delivery import RetryPolicy
 
+STALE_AFTER_SECONDS = 60.0
+"""A debit intent without an outcome that no request of this process is handling is
+rolled back after this long (its request failed between the debit and the outcome)."""
+
 
 @dataclass
 class Seamless:
@@ -46,5 +50,6 @@ def compose(
     gate = StakeGate(app, wallets)
     app.stake_gate = gate
     outbox = Outbox(app, wallets, policy=policy)
+    outbox.every_poll.append(lambda: gate.resolve_stale(STALE_AFTER_SECONDS))
     app.on_close.append(outbox.stop)
     return Seamless(gate, outbox, wallets)

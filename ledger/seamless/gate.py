@@ -24,7 +24,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+import time
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from games.errors import GameRuleError
@@ -49,6 +51,7 @@ STAKING = (c.RedDogBet, c.RedDogRepeat, c.RedDogRaise, c.VideoPokerDeal, c.Start
 """Commands that may take a stake (a start, or a decision that adds one)."""
 RESTARTED = "croupier stopped between the debit's intent and its outcome"
 RETRIED = "the request was retried after its debit was sent; its outcome was not recorded"
+STALE = "the debit's request failed before its outcome was recorded"
 _STRIPES = 256
 
 
@@ -64,6 +67,8 @@ class StakeGate:
         self.casino = casino
         self.wallets = wallets
         self._locks = [threading.Lock() for _ in range(_STRIPES)]
+        self._in_flight: set[str] = set()  # debits this process is sending or recording
+        self._guard = threading.Lock()
 
     def wants(self, cmd: c.Command) -> bool:
         return isinstance(cmd, STAKING)
@@ -94,34 +99,55 @@ class StakeGate:
                 debit = Transaction.debit(
                     session.player_id, needed.code, needed.stage, needed.amount, session.currency
                 )
-                recorded = self.casino.command_alone(  # not queued behind a whole batch
-                    sub_request(request_id, "intent"),
-                    IntendStake(cmd.session_id, request_id, to_wire(debit), digest),
-                )
-                fresh = recorded["transaction"]["transaction_id"] == str(debit.transaction_id)
-                debit = from_wire(recorded["transaction"])
-            finish = self._debit(session.operator or "", debit, cmd) if fresh else None
-            if finish is None:
-                finish = FinishStake(cmd.session_id, str(debit.transaction_id), "unknown", RETRIED)
+                fresh = True
+            tid = str(debit.transaction_id)
+            with self._guard:  # before the intent exists: resolve_stale never sees it idle
+                self._in_flight.add(tid)
             try:
-                return answer(self.casino.command(request_id, finish))
-            except (LedgerError, GameRuleError) as e:
-                if finish.outcome != DebitOutcome.ACCEPTED:
-                    raise
-                # Accepted, but the round could not start now: give the stake back.
-                log.warning("wallet debit %s accepted but %s: rolled back", debit.transaction_id, e)
-                cause = f"the round could not start ({getattr(e, 'code', type(e).__name__)})"
-                self.casino.command(
-                    sub_request(request_id, "undo"),
-                    FinishStake(
-                        cmd.session_id,
-                        str(debit.transaction_id),
-                        "accepted",
-                        cause,
-                        wallet_balance=finish.wallet_balance,
-                    ),
-                )
+                if fresh:
+                    recorded = self.casino.command_alone(  # not queued behind a whole batch
+                        sub_request(request_id, "intent"),
+                        IntendStake(cmd.session_id, request_id, to_wire(debit), digest),
+                    )
+                    fresh = recorded["transaction"]["transaction_id"] == tid
+                    debit = from_wire(recorded["transaction"])
+                return self._finish(request_id, cmd, session.operator or "", debit, fresh)
+            finally:
+                with self._guard:
+                    self._in_flight.discard(tid)
+
+    def _finish(
+        self,
+        request_id: str,
+        cmd: c.SessionCommand,
+        operator: str,
+        debit: Transaction,
+        fresh: bool,
+    ) -> Result:
+        """Send the debit (only by the request that recorded its intent) and record its
+        outcome; if accepted, the round starts in that same transaction."""
+        finish = self._debit(operator, debit, cmd) if fresh else None
+        if finish is None:
+            finish = FinishStake(cmd.session_id, str(debit.transaction_id), "unknown", RETRIED)
+        try:
+            return answer(self.casino.command(request_id, finish))
+        except (LedgerError, GameRuleError) as e:
+            if finish.outcome != DebitOutcome.ACCEPTED:
                 raise
+            # Accepted, but the round could not start now: give the stake back.
+            log.warning("wallet debit %s accepted but %s: rolled back", debit.transaction_id, e)
+            cause = f"the round could not start ({getattr(e, 'code', type(e).__name__)})"
+            self.casino.command(
+                sub_request(request_id, "undo"),
+                FinishStake(
+                    cmd.session_id,
+                    str(debit.transaction_id),
+                    "accepted",
+                    cause,
+                    wallet_balance=finish.wallet_balance,
+                ),
+            )
+            raise
 
     def _debit(self, operator: str, debit: Transaction, cmd: c.Command) -> FinishStake:
         session_id = getattr(cmd, "session_id", "")
@@ -152,6 +178,31 @@ class StakeGate:
 
     def _recorded(self, scope: str, request_id: str) -> Request | None:
         return self.casino.find(Request, request_aggregate_id(scope, request_id))
+
+    def resolve_stale(self, older_than: float, now: float | None = None) -> int:
+        """While serving: a debit intent without an outcome that no request of this process
+        is handling (its request failed after the debit, e.g. the store was briefly
+        unavailable) and older than ``older_than`` seconds is unknown: roll it back."""
+        now = time.time() if now is None else now
+        with self._guard:
+            busy = set(self._in_flight)
+        stale = [
+            e
+            for e in wallet_book(self.casino).pending_outcomes()
+            if e.transaction_id not in busy
+            and now - datetime.fromisoformat(e.time).timestamp() >= older_than
+        ]
+        for entry in stale:
+            log.warning(
+                "wallet debit %s: no outcome after %.0f s; rolling it back",
+                entry.transaction_id,
+                older_than,
+            )
+            self.casino.command(
+                f"stale:{entry.transaction_id}",
+                FinishStake(entry.session_id, entry.transaction_id, "unknown", STALE),
+            )
+        return len(stale)
 
     def recover(self) -> int:
         """At start: every debit intent without an outcome is unknown (croupier stopped

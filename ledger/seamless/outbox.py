@@ -66,6 +66,7 @@ class Outbox:
         self._thread: threading.Thread | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._workers = workers
+        self.every_poll: list[Callable[[], object]] = []  # e.g. the gate's resolve_stale
         self._done: list[dict[str, object]] = []  # acknowledged or rejected, to record
         self.delivered = 0
 
@@ -210,6 +211,8 @@ class Outbox:
         while not self._stop.is_set():
             try:
                 self.record()
+                for job in self.every_poll:
+                    job()
                 self.catch_up()
                 self.send_due(lambda p: pool.submit(self._attempt, p))
             except Exception as e:  # the store may be briefly unavailable: keep going

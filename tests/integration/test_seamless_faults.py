@@ -19,6 +19,7 @@ from ledger.seamless.book import wallet_book
 from ledger.seamless.commands import OpenSeamlessSession
 from ledger.seamless.errors import WalletUnavailable
 from ledger.seamless.gate import RESTARTED
+from tests.conftest import Store
 from tests.seamless_support import OP, open_casino
 from tests.wallet_fakes import KEY, Wallet, wallet_over_http
 from wallet.client import Timeouts, WalletClient
@@ -113,11 +114,11 @@ def test_each_call_kind_under_each_fault_leaves_the_books_agreeing(
 
 
 def test_concurrent_sessions_under_random_faults_end_with_the_books_agreeing(
-    wallet: Wallet, tmp_path: Path
+    wallet: Wallet, store: Store
 ) -> None:
     import threading
 
-    app = open_casino(tmp_path / "data", _client(wallet))
+    app = open_casino(store.data_dir, _client(wallet), store.database_url)
     try:
         players = [f"p{i}" for i in range(5)]
         sids = {p: _open(app, wallet, p) for p in players}
@@ -204,10 +205,10 @@ def test_killed_between_a_debit_and_its_outcome_the_restart_rolls_it_back(
 
 
 def test_killed_after_sending_a_credit_the_restart_sends_it_again_and_it_is_paid_once(
-    wallet: Wallet, tmp_path: Path
+    wallet: Wallet, store: Store
 ) -> None:
-    data = tmp_path / "data"
-    app = open_casino(data, _client(wallet))
+    data, url = store.data_dir, store.database_url
+    app = open_casino(data, _client(wallet), url)
     sid = _open(app, wallet, "lou")
     n = 0
     while not wallet_book(app).pending_deliveries():  # play until a win waits in the outbox
@@ -218,11 +219,11 @@ def test_killed_after_sending_a_credit_the_restart_sends_it_again_and_it_is_paid
     app.close()
 
     def child() -> None:
-        doomed = open_casino(data, _DiesAfter(_client(wallet), Call.CREDIT, True))  # type: ignore[arg-type]
+        doomed = open_casino(data, _DiesAfter(_client(wallet), Call.CREDIT, True), url)  # type: ignore[arg-type]
         doomed.seamless.outbox.drain()
 
     _in_child(child)
-    again = open_casino(data, _client(wallet))
+    again = open_casino(data, _client(wallet), url)
     try:
         assert again.seamless.outbox.catch_up() == 1  # rebuilt from the log: still pending
         _settle_and_compare(again, wallet, ["lou"])
@@ -255,5 +256,30 @@ def test_a_seamless_stake_never_bypasses_the_wallet(wallet: Wallet, tmp_path: Pa
             app.red_dog_bet("bet-1", sid, 500)
         assert raw_rows(_Store()) == before  # type: ignore[arg-type]
         assert wallet.admin.balance("max") == START
+    finally:
+        app.close()
+
+
+def test_an_intent_whose_request_failed_is_rolled_back_by_the_running_server(
+    wallet: Wallet, tmp_path: Path
+) -> None:
+    from ledger.seamless.commands import IntendStake
+    from ledger.seamless.wire import to_wire
+
+    app = open_casino(tmp_path / "data", _client(wallet))
+    try:
+        sid = _open(app, wallet, "ned")
+        debit = Transaction.debit("ned", "RD-20261201-000000-AAAA", "main", 700, "EUR")
+        app.command_alone("lost#intent", IntendStake(sid, "lost", to_wire(debit), "digest"))
+        wallet.client.debit(debit)  # taken; then the request failed before its outcome
+        gate = app.seamless.gate
+        assert gate.resolve_stale(older_than=3_600) == 0  # too recent to be given up
+        gate._in_flight.add(str(debit.transaction_id))  # a request of this process has it
+        assert gate.resolve_stale(older_than=0) == 0
+        gate._in_flight.clear()
+        assert gate.resolve_stale(older_than=0) == 1
+        _settle_and_compare(app, wallet, ["ned"])
+        assert wallet.admin.balance("ned") == START
+        assert app.get_session(sid).pending_debit is None  # the session is free again
     finally:
         app.close()
