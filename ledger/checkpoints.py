@@ -23,7 +23,7 @@ from uuid import UUID, uuid5
 from eventsourcing.domain import Aggregate, event
 from eventsourcing.persistence import IntegrityError, Notification
 
-from ledger import envelope, merkle
+from ledger import contracts, envelope, merkle
 from ledger.accounts import NAMESPACE
 from ledger.sealer_fence import fence_for
 
@@ -156,13 +156,18 @@ class Sealer:
             state = self._state or self._load()
             tree, last_id = state.tree, state.last_notification_id
             history = self.app.key_history
+            news = 0  # rows other than checkpoints
             for note in iter_notifications(self.app, last_id):
                 _, env, h = self.app.mapper.open(note)  # type: ignore[attr-defined]
                 # Never checkpoint a row whose key was not valid at its position.
                 history.check_row(note.id, env, f"row {note.id}")
                 tree = tree.append(merkle.leaf_hash(h))
                 last_id = note.id
-            if tree.size == state.tree.size:
+                news += note.topic != contracts.CHECKPOINT_SEALED
+            if not news:
+                # Nothing but the last checkpoint's own row is new: an idle log gets no
+                # more checkpoints (each would cover the one before, one a second forever).
+                # The next seal covers these rows with the events that follow them.
                 self._state = state
                 return None
             ring = self.app.keyring
