@@ -170,7 +170,9 @@ def test_deleted_events_between_checkpoints_are_caught(store: Store, raw: Raw) -
         "SELECT {id} FROM {t} WHERE topic = ? ORDER BY {id}", "croupier/checkpoint/sealed@1"
     )
     raw.q("DELETE FROM {t} WHERE {id} > ? AND {id} < ?", cps[0][0], cps[1][0])
-    assert "checkpoint-root" in checks(run_verify(store))
+    # The newer checkpoint covers more events than the log now holds (were there a later
+    # checkpoint, its root over the shortened log would not match either).
+    assert checks(run_verify(store)) & {"checkpoint-size", "checkpoint-root"}
 
 
 def test_truncated_tail_is_caught_against_a_published_checkpoint(store: Store, raw: Raw) -> None:
