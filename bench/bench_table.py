@@ -288,7 +288,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         type=int,
         default=512,
         help="Settings.cache_budget_mb (default 512: a 10,000-seat round's aggregates and"
-        " event hashes stay in memory; the default 64 holds about 1,000 seats)",
+        " event hashes stay in memory; the application's default 64 holds ~1,500 seats)",
     )
     args = ap.parse_args(argv)
     kinds = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
