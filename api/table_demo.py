@@ -47,12 +47,15 @@ def play(
     tag: str,
     prefix: str,
     sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> dict[str, Any]:
     """Seat :data:`PLAYERS` (accounts ``{prefix}-ann`` ...) for :data:`ROUNDS` rounds;
-    return each round's code and every player's bets and payout."""
+    return each round's code and every player's bets and payout. ``clock`` is the
+    runner's and ``sleep`` waits (tests pass a fake clock and a sleep that moves it on;
+    the application's own clock must be the same)."""
     with contextlib.suppress(TableExists):
         app.command(f"demo-create-{DEMO_TABLE}", tc.CreateTable(DEMO_TABLE, "EUR", DEMO_CONFIG))
-    runner = TableRunner(app, DEMO_TABLE, lambda: datetime.now(UTC))
+    runner = TableRunner(app, DEMO_TABLE, clock)
     sessions: dict[str, str] = {}
     for name in PLAYERS:
         player = f"{prefix}-{name}"
@@ -92,7 +95,7 @@ def _one_round(
     sessions: dict[str, str],
     sleep: Callable[[float], None],
 ) -> str:
-    deadline = time.monotonic() + TIMEOUT_SECONDS
+    ticks = int(TIMEOUT_SECONDS / 0.05)  # a round that takes longer is stuck
     code = None
     while code is None:  # wait for a betting window (the previous round may be finishing)
         runner.tick()
@@ -100,7 +103,7 @@ def _one_round(
         rnd = view["round"]
         if rnd is not None and rnd["phase"] == "betting":
             code = rnd["code"]
-        elif time.monotonic() > deadline:
+        elif (ticks := ticks - 1) < 0:
             raise TimeoutError("the demo table opened no betting window")
         else:
             sleep(0.05)
@@ -111,7 +114,7 @@ def _one_round(
             app.command(f"{tag}-{name}-r{n}-sides", tc.AllSideBets(sid, DEMO_TABLE))
     rnd = queries.find_round(app, code)
     while not rnd.closed:
-        if time.monotonic() > deadline:
+        if (ticks := ticks - 1) < 0:
             raise TimeoutError(f"the demo round {code} did not finish")
         for name, sid in sessions.items():
             view = queries.session_view(app, DEMO_TABLE, sid)

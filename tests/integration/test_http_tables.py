@@ -368,3 +368,33 @@ def test_the_catalogue_lists_each_table_with_limits_paytables_rtp_and_cash_out_o
     assert c.get("/v1/tables/T1", token) == t1
     games = c.get("/v1/games", token)["other_games"]["blackjack"]
     assert [t["table"] for t in games["tables"]] == ["T1"] and games["on_the_ledger"] is True
+
+
+def test_out_of_turn_decisions_and_a_paused_table_are_409_and_change_nothing(
+    client: Client, store: Store
+) -> None:
+    c = client
+    ann, ann_token = c.player("ann")
+    cat, cat_token = c.player("cat")
+    c.tick()
+    c.post("/v1/tables/T1/pause", OPERATOR, {"reason": "card reader"})
+    before = raw_rows(store)
+    paused = c.post(f"{seat(ann)}/bets", ann_token, {"bet": "main", "amount": 1_000}, 409)
+    assert paused["code"] == "table-paused" and raw_rows(store) == before
+    c.post("/v1/tables/T1/resume", OPERATOR)
+    c.post(f"{seat(ann)}/bets", ann_token, {"bet": "main", "amount": 1_000})
+    c.tick(10_000)  # the deal: the insurance window
+    c.post(f"{seat(ann)}/insurance", ann_token, {"take": True})
+    before = raw_rows(store)
+    for token, path, body, code in (
+        (cat_token, f"{seat(cat)}/insurance", {"take": False}, "not-seated"),
+        (ann_token, f"{seat(ann)}/insurance", {"take": False}, "already-decided"),
+        (ann_token, f"{seat(ann)}/decide", {"step": 1, "decision": "hit"}, "step-closed"),
+    ):
+        assert c.post(path, token, body, 409)["code"] == code
+    assert raw_rows(store) == before
+    c.tick()  # step 1
+    before = raw_rows(store)
+    split = c.post(f"{seat(ann)}/decide", ann_token, {"step": 1, "decision": "split"}, 409)
+    assert split["code"] == "not-an-option" and "hit" in split["message"]
+    assert raw_rows(store) == before

@@ -2,7 +2,8 @@
 the first time and moves nothing.
 
 A session plays every command there is (accounts, sessions, voids, every Red Dog and Jacks
-or Better action including a draw sent without holds), to the end of each round. Then
+or Better action including a draw sent without holds, the player's settings, every live
+blackjack table command but the runner's own), to the end of each round. Then
 every request is sent again with its request id: in process (``Casino.command``) and over
 HTTP (the same path, body and ``Idempotency-Key``), before and after the application is
 closed and reopened. Each answer must equal the first, and the raw stored rows must not

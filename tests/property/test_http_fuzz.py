@@ -38,16 +38,32 @@ from schemathesis.specs.openapi.checks import (
 
 from api.app import create_app
 from api.auth import Credentials
+from api.catalogue import catalogue
 from audit_cli.rows import read_rows
+from games.blackjack import Rules, Shoe
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.keys import Keyring
 from ledger.settings import Settings
+from ledger.tables import commands as tc
+from ledger.tables import queries
+from ledger.tables.runner import TableRunner
+from tests.integration.table_helpers import FakeClock
 
 OPERATOR = "fuzz-operator-token-0123456789abcdef"
 AUDITOR = "fuzz-auditor-token-0123456789abcdef"
 PLAYER = "ann"
 EXAMPLES = 15
+TABLE = "T1"
+# Every round of the live table deals 9-7 against an ace up (insurance, then a step with
+# hit, stand, double and cash-out): a void leaves the shoe at a multiple of 4.
+FUZZ_SHOE = Shoe.of(" ".join(["9c Ad 7d 6s"] * 100))
+TABLE_CONFIG = {"betting_ms": 60_000, "insurance_ms": 60_000, "step_ms": 60_000, "grace_ms": 0}
+
+
+def fuzz_shoe(rules: Rules, seed: bytes) -> Shoe:
+    return FUZZ_SHOE
+
 
 CHECKS = [
     not_a_server_error,
@@ -64,6 +80,8 @@ class World:
     casino: Casino
     app: Any
     db: str
+    clock: FakeClock
+    runner: TableRunner
     sid: str = ""
     token: str = ""
     codes: list[str] = field(default_factory=list)
@@ -95,6 +113,9 @@ class World:
         if self.casino.account_balance(PLAYER) < 100_000:
             self.casino.deposit(self.rid(), PLAYER, 1_000_000)
         action = path.rsplit("/", 2)[-2:]
+        if "table" in path:
+            self._table_ready(path, action[1])
+            return
         if action[0] == "red-dog" and action[1] in ("raise", "see"):
             self._open_round("red-dog", ("decide",))
         elif action[0] == "video-poker" and action[1] == "draw":
@@ -107,9 +128,55 @@ class World:
             self._finish_open_round()
 
     def _finish_open_round(self) -> None:
+        code = self.casino.get_session(self.sid).open_round
+        if code is not None and code.startswith("IBJ-"):
+            self._void_table_round()
+            return
         rnd = self.casino.open_round(self.sid)
         if rnd is not None:
             self.casino.void_round(self.rid(), rnd.code, "fuzz set-up", "FUZZ")
+
+    # -- the live table ------------------------------------------------------------------
+
+    def _round(self) -> Any:
+        return queries.current_round(self.casino, queries.table(self.casino, TABLE))
+
+    def _void_table_round(self) -> None:
+        rnd = self._round()
+        if rnd is not None and not rnd.closed:
+            cmd = tc.VoidTableRound(TABLE, rnd.code, "fuzz set-up", "FUZZ")
+            self.casino.command(self.rid(), cmd)
+
+    def _table_ready(self, path: str, action: str) -> None:
+        """The table unpaused, and its round where ``action`` can succeed: betting with a
+        chip of the session's on it (bets, undo, 2x, all side bets, leave), the
+        insurance window or step 1 with the session dealt in (insurance, decide)."""
+        self.casino.command(self.rid(), tc.ResumeTable(TABLE))
+        seat = path.startswith("/v1/sessions/")
+        wanted = {"insurance": "insurance", "decide": "step"}.get(action, "betting")
+        rnd = self._round()
+        if rnd is not None and rnd.phase == wanted and (not seat or self._seated(rnd)):
+            return
+        self._void_table_round()
+        self.runner.tick(self.clock.advance(0))  # the next round opens its window
+        rnd = self._round()
+        if action == "repeat" or not seat:
+            return
+        self._finish_open_round()  # a Red Dog or video poker round keeps the session busy
+        bet = tc.PlaceBet(self.sid, TABLE, "main", 1_000)
+        self.casino.command(self.rid(), bet)
+        if wanted == "betting":
+            return
+        self.runner.tick(self.clock.advance(rnd.config["betting_ms"]))  # the deal
+        if wanted == "step":
+            decision = tc.TableDecide(self.sid, TABLE, 0, "no-insurance")
+            self.casino.command(self.rid(), decision)
+            self.runner.tick(self.clock.advance(0))  # everyone answered: step 1
+        self.codes.append(self._round().code)
+
+    def _seated(self, rnd: Any) -> bool:
+        view = queries.session_view(self.casino, TABLE, self.sid)
+        return bool(view["seat"] and view["seat"]["chips"] and view["seat"]["status"] == "open")
 
     def _open_round(self, game: str, phases: tuple[str, ...]) -> None:
         rnd = self.casino.open_round(self.sid)
@@ -142,8 +209,12 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         auditor_token=AUDITOR,  # type: ignore[arg-type]
         api_secret="fuzz-api-secret-0123456789abcdef0123",  # type: ignore[arg-type]
     )
-    casino = bootstrap(settings_, keyring=Keyring.generate())
-    w = World(casino, create_app(casino), str(data / "casino.sqlite"))
+    clock = FakeClock()
+    casino = bootstrap(settings_, keyring=Keyring.generate(), clock=clock, shoe_maker=fuzz_shoe)
+    runner = TableRunner(casino, TABLE, clock)
+    w = World(casino, create_app(casino), str(data / "casino.sqlite"), clock, runner)
+    casino.command(w.rid(), tc.CreateTable(TABLE, "EUR", TABLE_CONFIG))
+    catalogue()  # the video poker full cycle, computed once (croupier serve warms it too)
     casino.open_account(w.rid(), PLAYER, "EUR")
     w.new_session()
     w.ready_for("red-dog/see")
@@ -185,6 +256,14 @@ def point_at_real_objects(case: Any, w: World) -> None:
         params["player_id"] = PLAYER
     if "game_code" in params and _even(params["game_code"]) and w.codes:
         params["game_code"] = w.codes[len(str(params["game_code"])) % len(w.codes)]
+    if "table" in params and _even(("table", params["table"])):
+        params["table"] = TABLE
+    body = case.body if isinstance(case.body, dict) else {}
+    # A live table's open step is 1 and its limits start at 100: half the time, aim there.
+    if type(body.get("step")) is int and _even(("step", body["step"])):
+        body["step"] = 1
+    if "/tables/" in case.path and type(body.get("amount")) is int and _even(body["amount"]):
+        body["amount"] = 1_000
 
 
 KEY_PATTERN = re.compile(r"^[\x21-\x7e]{1,200}$")
