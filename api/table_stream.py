@@ -292,8 +292,6 @@ async def _until_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
 
 @router.get(
     "/tables/{table}/stream",
-    response_class=EventStream,
-    status_code=200,
     responses={200: {"content": {"text/event-stream": {}}, "description": "the live stream"}},
 )
 async def table_stream(
