@@ -32,6 +32,8 @@ DEFAULT_TABLE_REQUEST = "croupier-serve/default-table/ibj-1"
 INTERVAL_SECONDS = 0.1
 """How often every table is looked at: a window closes at most this late (plus its
 ``grace_ms``)."""
+DISCOVER_EVERY = 10
+"""Ticks between two looks for tables created meanwhile (about a second)."""
 
 
 def utc_now() -> datetime:
@@ -58,20 +60,26 @@ class TableRunners:
         app: Casino,
         clock: Callable[[], datetime] = utc_now,
         interval: float = INTERVAL_SECONDS,
+        discover_every: int = DISCOVER_EVERY,
     ) -> None:
         self.app = app
+        self.discover_every = discover_every
         self.clock = clock
         self.interval = interval
         self.runners: dict[str, TableRunner] = {}
         self.failures = 0
         self._seen = 0  # the last notification id looked at for new tables
+        self._ticks = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_error: dict[str, str] = {}
 
     def discover(self) -> None:
-        """Add a runner for every table created since the last look."""
-        while True:
+        """Add a runner for every table created since the last look (reading only the
+        notifications written since then: the newest id is read first, and ids are in
+        commit order)."""
+        top = int(self.app.recorder.max_notification_id() or 0)
+        while self._seen < top:
             page = self.app.recorder.select_notifications(
                 start=self._seen + 1, limit=500, topics=[contracts.TABLE_OPENED]
             )
@@ -79,15 +87,17 @@ class TableRunners:
                 table = self.app.find(Table, UUID(str(note.originator_id)))
                 if table is not None and table.table not in self.runners:
                     self.runners[table.table] = TableRunner(self.app, table.table, self.clock)
-            if page:
-                self._seen = page[-1].id
             if len(page) < 500:
+                self._seen = top
                 return
+            self._seen = page[-1].id
 
     def tick(self) -> int:
         """One look at every table: the actions taken. A table whose tick fails is logged
         (once per distinct error) and tried again on the next tick."""
-        self.discover()
+        self._ticks += 1
+        if (self._ticks - 1) % self.discover_every == 0 or not self.runners:
+            self.discover()
         done = 0
         for name, runner in self.runners.items():
             try:

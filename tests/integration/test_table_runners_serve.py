@@ -34,9 +34,10 @@ def test_every_table_runs_also_one_created_while_serving(store: Store) -> None:
     clock = FakeClock()
     app = open_app(store, clock)
     app.command("c1", tc.CreateTable("T1", "EUR", dict(CONFIG)))
-    runners = TableRunners(app, clock)
+    runners = TableRunners(app, clock, discover_every=2)
     assert runners.tick() == 1  # T1's first round opens
     app.command("c2", tc.CreateTable("T2", "EUR", dict(CONFIG)))
+    assert runners.tick() == 0 and set(runners.runners) == {"T1"}  # not looked for yet
     assert runners.tick() == 1 and set(runners.runners) == {"T1", "T2"}
     ann = open_session(app, "ann")
     app.command("b1", tc.PlaceBet(ann, "T1", "main", 1_000))
