@@ -10,6 +10,7 @@ decision statistics are counts over seats, never a seat.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from uuid import UUID
 
@@ -22,7 +23,7 @@ from ledger.tables.history import seat_history
 from ledger.tables.replay import seat_of, shared_of
 from ledger.tables.seat import TableSeat, seat_id_for
 from ledger.tables.shoe import TableShoe, shoe_id_for
-from ledger.tables.statistics import decision_statistics, situation
+from ledger.tables.statistics import live_statistics, situation
 from ledger.tables.table import Table, rules_of, table_id_for
 from ledger.tables.table_round import TableRound, table_round_id_for
 
@@ -131,11 +132,12 @@ def _statistics(
     app: Any, rnd: TableRound, shared: SharedRound, engine: Seat
 ) -> list[dict[str, str | int]]:
     """seed 002 "statistiche in tempo reale": what the players of this round chose in
-    exactly this seat's situation (same cards, up card and options), in this window."""
+    exactly this seat's situation (same cards, up card and options), in this window: from
+    the application's kept counts, not a replay of every seat per request."""
     step = 0 if shared.phase is Phase.INSURANCE else shared.step
     mine = situation(shared, engine)
-    rows = decision_statistics(app, rnd.table, rnd.number, step)
-    counts: dict[str, int] = next((r["counts"] for r in rows if r["situation"] == mine), {})
+    key = json.dumps(mine, sort_keys=True)
+    counts: dict[str, int] = dict(live_statistics(app).counts(rnd, step).get(key, {}))
     return [{"decision": o, "players": int(counts.get(o, 0))} for o in mine["options"]]
 
 
