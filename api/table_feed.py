@@ -202,7 +202,7 @@ class TableFeed:
         if rnd is None or rnd.up is None or rnd.closed:
             return None
         seat = self.fold.seats.get(seat_id_for(rnd.id, session))
-        return None if seat is None else options_message(rnd, seat)
+        return None if seat is None else options_message(rnd, seat, self.fold.states_of(rnd))
 
     def unsubscribe(self, sub: Subscriber) -> None:
         with self.lock:

@@ -26,7 +26,7 @@ from games.blackjack import Seat, options
 from ledger import contracts
 from ledger.casino import Casino
 from ledger.tables.codes import TableRoundCode, round_code_id_for
-from ledger.tables.replay import seat_of, shared_of
+from ledger.tables.replay import RoundStates, seat_of
 from ledger.tables.seat import TableSeat, seat_id_for
 from ledger.tables.shoe import shoe_id_for
 from ledger.tables.table import Table, rules_of, table_id_for
@@ -91,14 +91,17 @@ def hands_of(seat: Seat) -> list[dict[str, Any]]:
     ]
 
 
-def options_message(rnd: TableRound, record: TableSeat) -> Message | None:
+def options_message(
+    rnd: TableRound, record: TableSeat, states: RoundStates | None = None
+) -> Message | None:
     """The seat's hands and the options it may take now (derived from the round and the
-    seat as the log has them; no id: it is state, sent again after every reconnect)."""
-    if record.status != "open" or str(record.id) not in rnd.seats or rnd.closed:
+    seat as the log has them; no id: it is state, sent again after every reconnect).
+    ``states``: the round's shared states, when the caller has them for many seats."""
+    if record.status != "open" or not rnd.dealt_in(str(record.id)) or rnd.closed:
         return None
-    rules = rules_of(rnd.config)
-    seat = seat_of(rnd, rules, record)
-    offered = options(shared_of(rnd, rules), seat)
+    st = states if states is not None else RoundStates(rnd, rules_of(rnd.config))
+    seat = seat_of(rnd, st.rules, record, states=st)
+    offered = options(st.shared, seat)
     return Message(
         0,
         "options",
@@ -138,6 +141,8 @@ class TableFold:
         """Seat id -> its session (None: a seat at another table)."""
         self.current: TableRound | None = None
         self.own_seats: set[UUID] = set()
+        self._states: tuple[UUID, int, RoundStates] | None = None
+        self._automatic: tuple[UUID, int, dict[str, list[tuple[int, str, str]]]] | None = None
         if only_session is not None:
             self.own_seats = {seat_id_for(rid, only_session) for rid in self.round_ids}
 
@@ -252,6 +257,26 @@ class TableFold:
             )
         return data
 
+    def states_of(self, rnd: TableRound) -> RoundStates:
+        """The round's shared states for replaying its seats, kept for its last version
+        (every seat's ``options`` after a window goes through the same ones)."""
+        kept = self._states
+        if kept is None or kept[0] != rnd.id or kept[1] != rnd.version:
+            kept = self._states = (rnd.id, rnd.version, RoundStates(rnd, rules_of(rnd.config)))
+        return kept[2]
+
+    def _automatic_of(self, rnd: TableRound) -> dict[str, list[tuple[int, str, str]]]:
+        """Seat id -> the runner's automatic actions for it (step, kind, reason): one pass
+        over the round's actions per round version, not one per seat settled."""
+        kept = self._automatic
+        if kept is None or kept[0] != rnd.id or kept[1] != rnd.version:
+            index: dict[str, list[tuple[int, str, str]]] = {}
+            for step, actions in rnd.automatic.items():
+                for sid, kind, reason in actions:
+                    index.setdefault(sid, []).append((int(step), kind, reason))
+            kept = self._automatic = (rnd.id, rnd.version, index)
+        return kept[2]
+
     def _decisions(self, seat: TableSeat) -> list[dict[str, Any]]:
         """Every decision of the seat, the runner's automatic ones (seed 002 timeouts)
         included: what a player who was away sees happened."""
@@ -260,15 +285,9 @@ class TableFold:
             int(k): {"step": int(k), "kind": v[0], "automatic": v[2] is not None, "reason": v[2]}
             for k, v in seat.decisions.items()
         }
-        for step, actions in ({} if rnd is None else rnd.automatic).items():
-            for sid, kind, reason in actions:
-                if sid == str(seat.id):
-                    out[int(step)] = {
-                        "step": int(step),
-                        "kind": kind,
-                        "automatic": True,
-                        "reason": reason,
-                    }
+        if rnd is not None:
+            for step, kind, reason in self._automatic_of(rnd).get(str(seat.id), []):
+                out[step] = {"step": step, "kind": kind, "automatic": True, "reason": reason}
         return [out[k] for k in sorted(out)]
 
     def _money(self, n: Notification) -> Message | None:
@@ -324,10 +343,12 @@ class TableFold:
         if rnd is None or rnd.up is None or rnd.closed:
             return []
         wanted = set(sessions)
+        states = self.states_of(rnd)
+        rid = str(rnd.id)
         out = []
         for seat in self.seats.values():
-            if seat.session_id in wanted and seat.round_id == str(rnd.id):
-                m = options_message(rnd, seat)
+            if seat.session_id in wanted and seat.round_id == rid:
+                m = options_message(rnd, seat, states)
                 if m is not None:
                     out.append(m)
         return out
