@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from uuid import UUID
+
+from eventsourcing.persistence import Notification
 
 from ledger import contracts
 from ledger.errors import SessionBusy
@@ -19,21 +21,27 @@ class Tables(Betting, Runner, Operator):
     """Every table handler over one shoe cache (each part is a :class:`TableBase`)."""
 
 
+def seat_openings(app: Any, after: int) -> Iterator[Notification]:
+    """The notifications of seat openings after a notification id, in log order."""
+    start = after + 1
+    while True:
+        page = app.recorder.select_notifications(
+            start=start, limit=1000, topics=[contracts.SEAT_OPENED]
+        )
+        yield from page
+        if len(page) < 1000:
+            return
+        start = page[-1].id + 1
+
+
 def seat_index(app: Any) -> Callable[[int], list[UUID]]:
     """Seat aggregates opened after a notification id, read from the application's log
     (the opening events' topic), in notification order."""
 
     def index(after: int) -> list[UUID]:
         out: list[UUID] = []
-        start = after + 1
-        while True:
-            page = app.recorder.select_notifications(
-                start=start, limit=1000, topics=[contracts.SEAT_OPENED]
-            )
-            out.extend(n.originator_id for n in page)
-            if len(page) < 1000:
-                return out
-            start = page[-1].id + 1
+        out.extend(n.originator_id for n in seat_openings(app, after))  # type: ignore[misc]
+        return out
 
     return index
 

@@ -14,7 +14,7 @@ from uuid import UUID
 from ledger.tables.codes import round_by_code
 from ledger.tables.compose import seat_index
 from ledger.tables.errors import TableNotFound
-from ledger.tables.replay import seat_of
+from ledger.tables.replay import RoundStates, seat_of
 from ledger.tables.seat import TableSeat, seat_id_for
 from ledger.tables.table import rules_of
 from ledger.tables.table_round import TableRound
@@ -81,6 +81,16 @@ def round_history(app: Any, table: str, code: str) -> dict[str, Any]:
     }
 
 
+def automatic_index(rnd: TableRound) -> dict[str, list[tuple[str, str, str]]]:
+    """Seat id -> the runner's automatic actions for it (step, kind, reason), in one pass
+    over the round's actions (a round's detail asks for every seat)."""
+    index: dict[str, list[tuple[str, str, str]]] = {}
+    for step, actions in rnd.automatic.items():
+        for who, kind, reason in actions:
+            index.setdefault(who, []).append((step, kind, reason))
+    return index
+
+
 def seat_history(app: Any, table: str, code: str, session_id: str) -> dict[str, Any]:
     """One player's own view: bets, decisions per step (automatic ones marked), hands,
     payouts."""
@@ -88,24 +98,36 @@ def seat_history(app: Any, table: str, code: str, session_id: str) -> dict[str, 
     seat = app.find(TableSeat, seat_id_for(rnd.id, session_id))
     if seat is None:
         raise TableNotFound(f"session {session_id} has no seat in {code}", game_code=code)
+    return history_of(rnd, seat)
+
+
+def history_of(
+    rnd: TableRound,
+    seat: TableSeat,
+    states: RoundStates | None = None,
+    automatic: dict[str, list[tuple[str, str, str]]] | None = None,
+) -> dict[str, Any]:
+    """:func:`seat_history` of a seat already loaded (``states`` and ``automatic``: the
+    round's shared states and :func:`automatic_index`, when the caller has them for
+    every seat)."""
     sid = str(seat.id)
     decisions: dict[str, Any] = {
         k: {"decision": v[0], "requested": v[1], "automatic": v[2]}
         for k, v in seat.decisions.items()
     }
-    for step, actions in rnd.automatic.items():
-        for who, kind, reason in actions:
-            if who == sid:
-                decisions[step] = {"decision": kind, "requested": None, "automatic": reason}
+    index = automatic if automatic is not None else automatic_index(rnd)
+    for step, kind, reason in index.get(sid, []):
+        decisions[step] = {"decision": kind, "requested": None, "automatic": reason}
     hands = []
-    if sid in rnd.seats:
-        engine = seat_of(rnd, rules_of(rnd.config), seat)
+    if rnd.dealt_in(sid):
+        st = states if states is not None else RoundStates(rnd, rules_of(rnd.config))
+        engine = seat_of(rnd, st.rules, seat, states=st)
         hands = [
             {"cards": [str(c) for c in h.cards], "stake": h.stake, "doubled": h.doubled}
             for h in engine.hands
         ]
     return {
-        "code": code,
+        "code": rnd.code,
         "status": seat.status,
         "bets": seat.bets(),
         "decisions": dict(sorted(decisions.items(), key=lambda kv: int(kv[0]))),

@@ -17,10 +17,10 @@ from uuid import UUID
 from games.blackjack import Phase, Seat, SharedRound, options
 from ledger import contracts
 from ledger.tables.codes import TableRoundCode, round_by_code, round_code_id_for
-from ledger.tables.compose import seat_index
+from ledger.tables.compose import seat_openings
 from ledger.tables.errors import TableNotFound
-from ledger.tables.history import seat_history
-from ledger.tables.replay import seat_of, shared_of
+from ledger.tables.history import automatic_index, history_of
+from ledger.tables.replay import RoundStates, seat_of, shared_of
 from ledger.tables.seat import TableSeat, seat_id_for
 from ledger.tables.shoe import TableShoe, shoe_id_for
 from ledger.tables.statistics import live_statistics, situation
@@ -207,11 +207,16 @@ def session_view(
 
 
 def round_seats(app: Any, rnd: TableRound) -> list[TableSeat]:
-    """Every seat opened in the round (dealt or not), in opening order."""
+    """Every seat opened in the round (dealt or not), in opening order. The openings
+    after the round's ``seats_from`` are read from the log and their events decoded (each
+    names its round): only the round's own seats are loaded, not every later round's."""
     out: list[TableSeat] = []
-    for sid in seat_index(app)(rnd.seats_from):
-        seat = app.find(TableSeat, sid)
-        if seat is not None and seat.round_id == str(rnd.id):
+    rid = str(rnd.id)
+    for note in seat_openings(app, rnd.seats_from):
+        if getattr(app.mapper.to_domain_event(note), "round_id", None) != rid:
+            continue
+        seat = app.find(TableSeat, note.originator_id)
+        if seat is not None and seat.round_id == rid:
             out.append(seat)
     return out
 
@@ -224,6 +229,8 @@ def round_detail(app: Any, code: str) -> dict[str, Any]:
 
     rnd = find_round(app, code)
     doc = round_history(app, rnd.table, rnd.code)
+    states = RoundStates(rnd, rules_of(rnd.config))
+    automatic = automatic_index(rnd)
     shoe = app.find(TableShoe, UUID(rnd.shoe_id))
     doc["currency"] = rnd.currency
     doc["config"] = dict(rnd.config)
@@ -234,8 +241,8 @@ def round_detail(app: Any, code: str) -> dict[str, Any]:
             "seat_id": str(s.id),
             "session_id": s.session_id,
             "player_id": s.player_id,
-            "dealt": str(s.id) in rnd.seats,
-            **seat_history(app, rnd.table, rnd.code, s.session_id),
+            "dealt": rnd.dealt_in(str(s.id)),
+            **history_of(rnd, s, states, automatic),
             "void": None
             if s.status != "voided"
             else {
