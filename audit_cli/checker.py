@@ -174,6 +174,49 @@ class Checker:
             if status == "ok" and extract is not None:
                 self._money_and_checkpoints(row, position, extract, where, key)
 
+    def feed_summary(
+        self,
+        first_id: int,
+        last_id: int,
+        consecutive: bool,
+        kid: str,
+        leaves: bytes,
+        chains: list[tuple[str, int, bytes, int, bytes]],
+        money: list[tuple[int, Row, dict[str, Any]]],
+    ) -> int | None:
+        """A chunk of rows a worker found well formed, validly signed by one key, linked
+        within the chunk, with no trust row and no row a snapshot check replays
+        (``verify._summarise``): check what only the order of the whole log shows (the
+        key valid here, the gap before it, each aggregate's first link in it), then its
+        books. None (nothing changed) when any of those fails: the caller feeds the rows
+        one by one, for the findings ``feed`` reports."""
+        if self.current is None or kid != self.current[0]:
+            return None
+        if self.check_gaps and not (
+            consecutive and (self.last_id is None or first_id == self.last_id + 1)
+        ):
+            return None
+        heads = self.heads
+        for oid, version, prev, _, _ in chains:
+            last = heads.get(oid)
+            if last is None:
+                if version != 1 or prev != envelope.GENESIS:
+                    return None
+            elif version != last[0] + 1 or prev != last[1]:
+                return None
+        for oid, _, _, version, h in chains:
+            heads[oid] = (version, h)
+        position = len(self.leaves)
+        count = len(leaves) // 32
+        self.leaves.extend([leaves[i : i + 32] for i in range(0, len(leaves), 32)])
+        self.report.events += count
+        self.last_id = last_id
+        key = self.current[1]
+        for i, row, x in money:
+            where = f"row {row.notification_id} ({row.originator_id} v{row.version}, {row.topic})"
+            self._money_and_checkpoints(row, position + i, x, where, key)
+        return count
+
     def _gap(self, row: Row) -> None:
         # SQLite gives each row max(rowid) + 1 and a rolled-back insert uses none, so a
         # missing id is a deleted row. (PostgreSQL sequences skip ids on rollback: there

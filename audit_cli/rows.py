@@ -192,8 +192,16 @@ def read_trust_rows(db: str) -> list[Row]:
 _CONNECTIONS: dict[str, Any] = {}
 
 
-def read_range(db: str, lo: int, hi: int) -> list[Row]:
-    """Rows with notification id in [lo, hi], in order; one cached connection per process."""
+def read_range(db: str, lo: int, hi: int, *, cached: bool = True) -> list[Row]:
+    """Rows with notification id in [lo, hi], in order; one cached connection per process
+    (``cached=False``: a connection of its own, closed after, e.g. in a process that
+    forks workers later, which must not inherit it)."""
+    if not cached:
+        rows = read_range(db, lo, hi)
+        conn = _CONNECTIONS.pop(db, None)
+        if conn is not None:
+            conn.close()
+        return rows
     conn = _CONNECTIONS.get(db)
     if _is_pg(db):
         import psycopg

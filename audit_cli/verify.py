@@ -227,6 +227,69 @@ def _check_range(db: str, lo: int, hi: int) -> tuple[list[Row], list[Checked]]:
     return [_light(r) for r in rows], results
 
 
+Summary = tuple[int, int, bool, str, bytes, "list[tuple[str, int, bytes, int, bytes]]", list[Any]]
+"""A chunk that needs nothing of the parent but its boundary facts and its books:
+(first row id, last row id, ids consecutive, the one key id that signed every row,
+Merkle leaf hashes concatenated, per aggregate (id, first version, its prev hash, last
+version, its event hash), [(index in chunk, row without state, extracted fields)])."""
+
+
+def _summarise(rows: list[Row], results: list[Checked]) -> Summary | None:
+    """The chunk as boundary facts, or None when the parent must see every row: a row
+    that is not ok (any finding), a format 1 row, a trust row, two key ids, a row a
+    snapshot check replays, or a chain that does not link inside the chunk. What is
+    left to check (the first link of each aggregate, the key valid here, the gap before
+    the first row) only the parent knows; when that fails, it checks the chunk again
+    row by row (``Checker.feed_summary``), so the findings are exactly the same."""
+    signer = ""
+    leaves: list[bytes] = []
+    chains: dict[str, list[Any]] = {}
+    money: list[Any] = []
+    last_id = -1
+    consecutive = True
+    for i, (row, (status, h, prev, leaf, extract, kid, fmt)) in enumerate(
+        zip(rows, results, strict=True)
+    ):
+        if status != "ok" or fmt != 2 or row.topic in TRUST_TOPICS:
+            return None
+        if kid != signer:
+            if signer:
+                return None
+            signer = kid
+        oid, version, n = row.originator_id, row.version, row.notification_id
+        newest = _WANTED.get(oid)
+        if newest is not None and version <= newest:
+            return None
+        if n != last_id + 1 and i:
+            consecutive = False
+        last_id = n
+        chain = chains.get(oid)
+        if chain is None:
+            chains[oid] = [oid, version, prev, version, h]
+        elif version != chain[3] + 1 or prev != chain[4]:
+            return None
+        else:
+            chain[3], chain[4] = version, h
+        leaves.append(leaf)
+        if extract is not None:
+            topic = sys.intern(row.topic)
+            money.append((i, Row(n, oid, version, topic, b""), extract))
+    first_id = rows[0].notification_id
+    facts = [tuple(c) for c in chains.values()]
+    return first_id, last_id, consecutive, signer, b"".join(leaves), facts, money  # type: ignore[return-value]
+
+
+def _summary_job(args: tuple[str, int, int]) -> tuple[Summary | None, list[Row], list[Checked]]:
+    """Worker side of ``verify_db``: read a range of rows, check them, and hand back the
+    chunk's boundary facts (or, when the chunk needs it, every row as ``_check_range``)."""
+    rows = read_range(*args)
+    results = _check_chunk(rows)
+    summary = _summarise(rows, results) if rows else None
+    if summary is not None:
+        return summary, [], []
+    return None, [_light(r) for r in rows], results
+
+
 def _light(r: Row) -> Row:
     newest = _WANTED.get(r.originator_id)
     if newest is not None and type(r.version) is int and r.version <= newest:
@@ -272,13 +335,34 @@ def verify_db(
     snapshot_check = _snapshot_check(snapshots, checker)
     wanted = snapshot_check.wanted if snapshot_check else {}
     ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    bounds = list(chunk_bounds(db, CHUNK))
     with ctx.Pool(jobs, initializer=_init, initargs=(raw, log_id, wanted)) as pool:
-        jobs_args = ((db, a, b) for a, b in chunk_bounds(db, CHUNK))
-        for rows, results in pool.imap(_range_job, jobs_args, chunksize=1):
-            checker.feed(rows, results)
+        jobs_args = ((db, a, b) for a, b in bounds)
+        outcomes = pool.imap(_summary_job, jobs_args, chunksize=1)
+        for (lo, hi), (summary, rows, results) in zip(bounds, outcomes, strict=True):
+            if summary is not None:
+                count = checker.feed_summary(*summary)
+                if count is None:  # the boundary facts do not hold: every row, here
+                    rows, results = _check_here(db, lo, hi, raw, log_id, wanted)
+                    checker.feed(rows, results)
+                    count = len(rows)
+            else:
+                checker.feed(rows, results)
+                count = len(rows)
             if progress:
-                progress(len(rows))
+                progress(count)
     return _finish(checker, snapshot_check)
+
+
+def _check_here(
+    db: str, lo: int, hi: int, raw: dict[str, bytes], log_id: bytes | None, wanted: dict[str, int]
+) -> tuple[list[Row], list[Checked]]:
+    """A chunk checked row by row in the parent (a connection of its own, closed after)."""
+    global _LEARNED
+    _init(raw, log_id, wanted)
+    _LEARNED = None  # so ``verify`` sets its own keys again
+    rows = read_range(db, lo, hi, cached=False)
+    return [_light(r) for r in rows], _check_chunk(rows)
 
 
 def _snapshot_check(snapshots: list[Row] | None, checker: Checker) -> SnapshotCheck | None:
