@@ -23,10 +23,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from audit_cli.checker import (
     ACCOUNT_OPENED_TOPIC,
     CHECKPOINT_TOPIC,
+    INTERNAL_LEDGERS,
     REQUEST_TOPIC,
     SESSION_CLOSED_TOPIC,
     SESSION_OPENED_TOPIC,
     TRUST_TOPICS,
+    Books,
     Checker,
     Finding,
     Report,
@@ -227,11 +229,11 @@ def _check_range(db: str, lo: int, hi: int) -> tuple[list[Row], list[Checked]]:
     return [_light(r) for r in rows], results
 
 
-Summary = tuple[int, int, bool, str, bytes, "list[tuple[str, int, bytes, int, bytes]]", list[Any]]
+Summary = tuple[int, int, bool, str, bytes, "list[tuple[str, int, bytes, int, bytes]]", Books]
 """A chunk that needs nothing of the parent but its boundary facts and its books:
 (first row id, last row id, ids consecutive, the one key id that signed every row,
 Merkle leaf hashes concatenated, per aggregate (id, first version, its prev hash, last
-version, its event hash), [(index in chunk, row without state, extracted fields)])."""
+version, its event hash), the chunk's books)."""
 
 
 def _summarise(rows: list[Row], results: list[Checked]) -> Summary | None:
@@ -272,11 +274,98 @@ def _summarise(rows: list[Row], results: list[Checked]) -> Summary | None:
             chain[3], chain[4] = version, h
         leaves.append(leaf)
         if extract is not None:
-            topic = sys.intern(row.topic)
-            money.append((i, Row(n, oid, version, topic, b""), extract))
+            money.append((i, row, extract))
+    books = _books(money)
+    if books is None:
+        return None
     first_id = rows[0].notification_id
-    facts = [tuple(c) for c in chains.values()]
-    return first_id, last_id, consecutive, signer, b"".join(leaves), facts, money  # type: ignore[return-value]
+    facts = [(c[0], c[1], c[2], c[3], c[4]) for c in chains.values()]
+    return first_id, last_id, consecutive, signer, b"".join(leaves), facts, books
+
+
+def _books(money: list[tuple[int, Row, dict[str, Any]]]) -> Books | None:
+    """The chunk's books, as ``Checker._money_and_checkpoints`` would record them row by
+    row, or None on anything it would report (the parent then feeds every row)."""
+    deltas: dict[str, int] = {}
+    lows: dict[str, int] = {}
+    currencies: dict[str, str] = {}
+    players: list[tuple[str, str]] = []
+    requests: dict[str, str] = {}
+    opened: list[str] = []
+    closed: list[str] = []
+    into: set[str] = set()
+    balances: dict[str, tuple[int, int]] = {}
+    moves: list[tuple[int, str, int, str, str, int]] = []
+    checkpoints: list[tuple[int, Row, dict[str, Any]]] = []
+    for i, row, x in money:
+        topic, oid = row.topic, row.originator_id
+        if topic == CHECKPOINT_TOPIC:
+            checkpoints.append((i, Row(row.notification_id, oid, row.version, topic, b""), x))
+            continue
+        if topic == ACCOUNT_OPENED_TOPIC and isinstance(x.get("player_id"), str):
+            players.append((f"account:{oid}", x["player_id"]))
+            continue
+        if topic == REQUEST_TOPIC:
+            requests[oid] = str(x.get("digest"))
+            continue
+        if topic == SESSION_OPENED_TOPIC:
+            opened.append(oid)
+        if topic == SESSION_CLOSED_TOPIC:
+            if oid in closed:
+                return None
+            closed.append(oid)
+        mv = x.get("movement")
+        if isinstance(mv, dict):
+            amount = mv.get("amount")
+            src, dst, cur = mv.get("source"), mv.get("destination"), mv.get("currency")
+            if type(amount) is not int or amount <= 0 or type(src) is not str:
+                return None
+            if type(dst) is not str or type(cur) is not str:
+                return None
+            req = mv.get("request")
+            if not isinstance(req, dict) or not req.get("id") or type(req.get("seq")) is not int:
+                return None
+            moves.append(
+                (
+                    row.notification_id,
+                    oid,
+                    row.version,
+                    str(req["id"]),
+                    str(req.get("digest")),
+                    req["seq"],
+                )
+            )
+            if currencies.setdefault(src, cur) != cur or currencies.setdefault(dst, cur) != cur:
+                return None
+            deltas[src] = deltas.get(src, 0) - amount
+            deltas[dst] = deltas.get(dst, 0) + amount
+            if dst.startswith("session:"):
+                sid = dst.split(":", 1)[1]
+                if sid in closed:
+                    return None
+                into.add(sid)
+            if src.startswith(INTERNAL_LEDGERS):
+                low = deltas[src]
+                if low < lows.get(src, low + 1):
+                    lows[src] = low
+        if "balance" in x:
+            try:
+                balances[oid] = (int(x["balance"]), row.notification_id)
+            except (TypeError, ValueError, OverflowError):
+                return None
+    return Books(
+        deltas,
+        lows,
+        currencies,
+        players,
+        requests,
+        opened,
+        closed,
+        into,
+        balances,
+        moves,
+        checkpoints,
+    )
 
 
 def _summary_job(args: tuple[str, int, int]) -> tuple[Summary | None, list[Row], list[Checked]]:
