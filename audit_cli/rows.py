@@ -198,9 +198,7 @@ def read_range(db: str, lo: int, hi: int, *, cached: bool = True) -> list[Row]:
     forks workers later, which must not inherit it)."""
     if not cached:
         rows = read_range(db, lo, hi)
-        conn = _CONNECTIONS.pop(db, None)
-        if conn is not None:
-            conn.close()
+        close_connection(db)
         return rows
     conn = _CONNECTIONS.get(db)
     if _is_pg(db):
@@ -224,6 +222,13 @@ def read_range(db: str, lo: int, hi: int, *, cached: bool = True) -> list[Row]:
         (lo, hi),
     )
     return [_row(*record) for record in cursor]
+
+
+def close_connection(db: str) -> None:
+    """Close this process's cached ``read_range`` connection to ``db`` (if any)."""
+    conn = _CONNECTIONS.pop(db, None)
+    if conn is not None:
+        conn.close()
 
 
 def _pg_row(n: int, oid: Any, version: int, topic: str, state: Any) -> Row:

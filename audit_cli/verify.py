@@ -38,9 +38,9 @@ from audit_cli.rows import (
     NON_CANONICAL,
     Row,
     chunk_bounds,
+    close_connection,
     is_sqlite,
     read_range,
-    read_rows,
     read_snapshot_rows,
     read_trust_rows,
 )
@@ -407,39 +407,41 @@ def verify_db(
     log_id, named = trust_candidates(read_trust_rows(db))
     gaps = is_sqlite(db)
     snapshots = read_snapshot_rows(db)
-    if jobs <= 1:
-        return verify(
-            read_rows(db),
-            public_keys,
-            jobs=1,
-            progress=progress,
-            anchor=anchor,
-            pin=pin,
-            check_gaps=gaps,
-            learned=(log_id, named),
-            snapshots=snapshots,
-        )
     raw = {**_raw(public_keys or {}), **named}
     checker = Checker(public_keys, anchor, pin, check_gaps=gaps)
     snapshot_check = _snapshot_check(snapshots, checker)
     wanted = snapshot_check.wanted if snapshot_check else {}
-    ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
     bounds = list(chunk_bounds(db, CHUNK))
+
+    def feed(lo: int, hi: int, summary: Summary | None, rows: list[Row], results: Any) -> None:
+        if summary is not None:
+            count = checker.feed_summary(*summary)
+            if count is not None:
+                if progress:
+                    progress(count)
+                return
+            # The boundary facts do not hold: every row, here, for the exact findings.
+            rows, results = _check_here(db, lo, hi, raw, log_id, wanted)
+        checker.feed(rows, results)
+        if progress:
+            progress(len(rows))
+
+    if jobs <= 1:
+        global _LEARNED
+        _init(raw, log_id, wanted)
+        _LEARNED = None  # so ``verify`` sets its own keys again
+        try:
+            for lo, hi in bounds:
+                feed(lo, hi, *_summary_job((db, lo, hi)))
+        finally:
+            close_connection(db)
+        return _finish(checker, snapshot_check)
+    ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
     with ctx.Pool(jobs, initializer=_init, initargs=(raw, log_id, wanted)) as pool:
         jobs_args = ((db, a, b) for a, b in bounds)
         outcomes = pool.imap(_summary_job, jobs_args, chunksize=1)
-        for (lo, hi), (summary, rows, results) in zip(bounds, outcomes, strict=True):
-            if summary is not None:
-                count = checker.feed_summary(*summary)
-                if count is None:  # the boundary facts do not hold: every row, here
-                    rows, results = _check_here(db, lo, hi, raw, log_id, wanted)
-                    checker.feed(rows, results)
-                    count = len(rows)
-            else:
-                checker.feed(rows, results)
-                count = len(rows)
-            if progress:
-                progress(count)
+        for (lo, hi), outcome in zip(bounds, outcomes, strict=True):
+            feed(lo, hi, *outcome)
     return _finish(checker, snapshot_check)
 
 

@@ -16,7 +16,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 import audit_cli.verify as verify_module
-from audit_cli.rows import read_rows
+from audit_cli.rows import is_sqlite, read_rows, read_snapshot_rows, read_trust_rows
 from audit_cli.verify import Report, verify, verify_db
 from ledger import envelope
 from ledger.keys import key_id
@@ -56,11 +56,20 @@ def run_verify(store: Store) -> Report:
 
 
 def assert_same_in_chunks(store: Store, chunk: int = 3) -> None:
-    """``verify_db``'s workers hand back a clean chunk as boundary facts and books sums;
+    """``verify_db`` (workers or not) hands back a clean chunk as boundary facts and sums;
     with chunks of a few rows every tamper lands inside or at the edge of one: the report
     must be the row-by-row one."""
     keys = store.keyring.public_keys
-    serial = verify_db(store.db, keys, jobs=1)
+    db = store.db
+    serial = verify(  # what verify_db did before the workers summarised chunks
+        read_rows(db),
+        keys,
+        jobs=1,
+        check_gaps=is_sqlite(db),
+        learned=verify_module.trust_candidates(read_trust_rows(db)),
+        snapshots=read_snapshot_rows(db),
+    )
+    assert verify_db(db, keys, jobs=1).to_dict() == serial.to_dict()
     saved, verify_module.CHUNK = verify_module.CHUNK, chunk
     try:
         parallel = verify_db(store.db, keys, jobs=2)
