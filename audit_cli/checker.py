@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
@@ -34,6 +34,28 @@ ROW_CHECKS = {
     "row-topic": "the topic is not UTF-8 text",
     "envelope": "state is not a signed envelope",
 }
+
+
+class Books(NamedTuple):
+    """The books of a chunk of rows (``verify._books``), for ``Checker.feed_summary``:
+    what each row would add, summed per ledger, and what the order of the whole log
+    decides (the balance before the chunk, the sessions closed before it)."""
+
+    deltas: dict[str, int]
+    """Ledger -> the chunk's net movement (in the order the ledgers are first moved)."""
+    lows: dict[str, int]
+    """Account or session ledger -> the lowest of its running net movement in the chunk
+    right after it paid out (below zero with the balance before the chunk: a finding)."""
+    currencies: dict[str, str]
+    players: list[tuple[str, str]]
+    requests: dict[str, str]
+    opened: list[str]
+    closed: list[str]
+    into: set[str]
+    """Sessions money moved into (before any close of theirs in the chunk)."""
+    balances: dict[str, tuple[int, int]]
+    moves: list[tuple[int, str, int, str, str, int]]
+    checkpoints: list[tuple[int, Row, dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -126,7 +148,8 @@ class Checker:
         self.closed: set[str] = set()
         self.sessions: set[str] = set()
         self.requests: dict[str, str] = {}
-        self.movement_requests: list[tuple[Row, str, str, int]] = []
+        self.movement_requests: list[tuple[int, str, int, str, str, int]] = []
+        """(row id, originator id, version, request id, digest, seq) of each movement."""
         self.last_id: int | None = None
         # Key history: the key valid from the next row on, and the one for this row.
         self.genesis: dict[str, Any] | None = None
@@ -173,6 +196,80 @@ class Checker:
                 self.observer(row, status, h, kid, key)
             if status == "ok" and extract is not None:
                 self._money_and_checkpoints(row, position, extract, where, key)
+
+    def feed_summary(
+        self,
+        first_id: int,
+        last_id: int,
+        consecutive: bool,
+        kid: str,
+        leaves: bytes,
+        chains: list[tuple[str, int, bytes, int, bytes]],
+        books: Books,
+    ) -> int | None:
+        """A chunk of rows a worker found well formed, validly signed by one key, linked
+        within the chunk, with no trust row and no row a snapshot check replays
+        (``verify._summarise``): check what only the order of the whole log shows (the
+        key valid here, the gap before it, each aggregate's first link in it), then its
+        books. None (nothing changed) when any of those fails: the caller feeds the rows
+        one by one, for the findings ``feed`` reports."""
+        if self.current is None or kid != self.current[0]:
+            return None
+        if self.check_gaps and not (
+            consecutive and (self.last_id is None or first_id == self.last_id + 1)
+        ):
+            return None
+        heads = self.heads
+        for oid, version, prev, _, _ in chains:
+            last = heads.get(oid)
+            if last is None:
+                if version != 1 or prev != envelope.GENESIS:
+                    return None
+            elif version != last[0] + 1 or prev != last[1]:
+                return None
+        (deltas, lows, currencies, players, requests, opened, closed, into, balances, moves) = (
+            books.deltas,
+            books.lows,
+            books.currencies,
+            books.players,
+            books.requests,
+            books.opened,
+            books.closed,
+            books.into,
+            books.balances,
+            books.moves,
+        )
+        if not self.closed.isdisjoint(closed) or not self.closed.isdisjoint(into):
+            return None  # a session closed twice, money moved into a closed session
+        known = self.currencies
+        for name, cur in currencies.items():
+            if known.get(name, cur) != cur:
+                return None  # a ledger moving in two currencies
+        ledgers = self.ledgers
+        for name, low in lows.items():
+            if ledgers.get(name, 0) + low < 0:
+                return None  # an account or session below zero
+        for oid, _, _, version, h in chains:
+            heads[oid] = (version, h)
+        position = len(self.leaves)
+        count = len(leaves) // 32
+        self.leaves.extend([leaves[i : i + 32] for i in range(0, len(leaves), 32)])
+        self.report.events += count
+        self.last_id = last_id
+        key = self.current[1]
+        for i, row, x in books.checkpoints:
+            self.checkpoints.append((row, position + i, x, key))
+        self.report.players.update(players)
+        self.requests.update(requests)
+        self.sessions.update(opened)
+        self.closed.update(closed)
+        for name, cur in currencies.items():
+            known.setdefault(name, cur)
+        for name, delta in deltas.items():
+            ledgers[name] += delta
+        self.recorded_balance.update(balances)
+        self.movement_requests.extend(moves)
+        return count
 
     def _gap(self, row: Row) -> None:
         # SQLite gives each row max(rowid) + 1 and a rolled-back insert uses none, so a
@@ -367,7 +464,14 @@ class Checker:
                 self.find("books-request", f"{where}: the movement names no request", row)
             else:
                 self.movement_requests.append(
-                    (row, str(req["id"]), str(req.get("digest")), int(req["seq"]))
+                    (
+                        row.notification_id,
+                        row.originator_id,
+                        row.version,
+                        str(req["id"]),
+                        str(req.get("digest")),
+                        int(req["seq"]),
+                    )
                 )
         for name in (src, dst):
             if self.currencies.setdefault(name, str(cur)) != cur:
@@ -438,15 +542,15 @@ class Checker:
         # numbered its movements 1, 2, ... once (saved in any order): a second movement 1
         # is a request that moved money twice (its record deleted, the request retried).
         numbers: dict[str, list[int]] = defaultdict(list)
-        for row, rid, digest, seq in self.movement_requests:
-            where = f"row {row.notification_id}"
+        for n, oid, version, rid, digest, seq in self.movement_requests:
+            row = Row(n, oid, version, "", b"")
             found = self.requests.get(rid)
             if found is None:
                 self.find(
-                    "books-request", f"{where}: its request record {rid} is not in the log", row
+                    "books-request", f"row {n}: its request record {rid} is not in the log", row
                 )
             elif found != digest:
-                self.find("books-request", f"{where}: request {rid} has another body digest", row)
+                self.find("books-request", f"row {n}: request {rid} has another body digest", row)
             numbers[rid].append(seq)
         for rid, seqs in numbers.items():
             if sorted(seqs) != list(range(1, len(seqs) + 1)):

@@ -192,8 +192,14 @@ def read_trust_rows(db: str) -> list[Row]:
 _CONNECTIONS: dict[str, Any] = {}
 
 
-def read_range(db: str, lo: int, hi: int) -> list[Row]:
-    """Rows with notification id in [lo, hi], in order; one cached connection per process."""
+def read_range(db: str, lo: int, hi: int, *, cached: bool = True) -> list[Row]:
+    """Rows with notification id in [lo, hi], in order; one cached connection per process
+    (``cached=False``: a connection of its own, closed after, e.g. in a process that
+    forks workers later, which must not inherit it)."""
+    if not cached:
+        rows = read_range(db, lo, hi)
+        close_connection(db)
+        return rows
     conn = _CONNECTIONS.get(db)
     if _is_pg(db):
         import psycopg
@@ -216,6 +222,13 @@ def read_range(db: str, lo: int, hi: int) -> list[Row]:
         (lo, hi),
     )
     return [_row(*record) for record in cursor]
+
+
+def close_connection(db: str) -> None:
+    """Close this process's cached ``read_range`` connection to ``db`` (if any)."""
+    conn = _CONNECTIONS.pop(db, None)
+    if conn is not None:
+        conn.close()
 
 
 def _pg_row(n: int, oid: Any, version: int, topic: str, state: Any) -> Row:

@@ -23,10 +23,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from audit_cli.checker import (
     ACCOUNT_OPENED_TOPIC,
     CHECKPOINT_TOPIC,
+    INTERNAL_LEDGERS,
     REQUEST_TOPIC,
     SESSION_CLOSED_TOPIC,
     SESSION_OPENED_TOPIC,
     TRUST_TOPICS,
+    Books,
     Checker,
     Finding,
     Report,
@@ -36,9 +38,9 @@ from audit_cli.rows import (
     NON_CANONICAL,
     Row,
     chunk_bounds,
+    close_connection,
     is_sqlite,
     read_range,
-    read_rows,
     read_snapshot_rows,
     read_trust_rows,
 )
@@ -227,6 +229,156 @@ def _check_range(db: str, lo: int, hi: int) -> tuple[list[Row], list[Checked]]:
     return [_light(r) for r in rows], results
 
 
+Summary = tuple[int, int, bool, str, bytes, "list[tuple[str, int, bytes, int, bytes]]", Books]
+"""A chunk that needs nothing of the parent but its boundary facts and its books:
+(first row id, last row id, ids consecutive, the one key id that signed every row,
+Merkle leaf hashes concatenated, per aggregate (id, first version, its prev hash, last
+version, its event hash), the chunk's books)."""
+
+
+def _summarise(rows: list[Row], results: list[Checked]) -> Summary | None:
+    """The chunk as boundary facts, or None when the parent must see every row: a row
+    that is not ok (any finding), a format 1 row, a trust row, two key ids, a row a
+    snapshot check replays, or a chain that does not link inside the chunk. What is
+    left to check (the first link of each aggregate, the key valid here, the gap before
+    the first row) only the parent knows; when that fails, it checks the chunk again
+    row by row (``Checker.feed_summary``), so the findings are exactly the same."""
+    signer = ""
+    leaves: list[bytes] = []
+    chains: dict[str, list[Any]] = {}
+    money: list[Any] = []
+    last_id = -1
+    consecutive = True
+    for i, (row, (status, h, prev, leaf, extract, kid, fmt)) in enumerate(
+        zip(rows, results, strict=True)
+    ):
+        if status != "ok" or fmt != 2 or row.topic in TRUST_TOPICS:
+            return None
+        if kid != signer:
+            if signer:
+                return None
+            signer = kid
+        oid, version, n = row.originator_id, row.version, row.notification_id
+        newest = _WANTED.get(oid)
+        if newest is not None and version <= newest:
+            return None
+        if n != last_id + 1 and i:
+            consecutive = False
+        last_id = n
+        chain = chains.get(oid)
+        if chain is None:
+            chains[oid] = [oid, version, prev, version, h]
+        elif version != chain[3] + 1 or prev != chain[4]:
+            return None
+        else:
+            chain[3], chain[4] = version, h
+        leaves.append(leaf)
+        if extract is not None:
+            money.append((i, row, extract))
+    books = _books(money)
+    if books is None:
+        return None
+    first_id = rows[0].notification_id
+    facts = [(c[0], c[1], c[2], c[3], c[4]) for c in chains.values()]
+    return first_id, last_id, consecutive, signer, b"".join(leaves), facts, books
+
+
+def _books(money: list[tuple[int, Row, dict[str, Any]]]) -> Books | None:
+    """The chunk's books, as ``Checker._money_and_checkpoints`` would record them row by
+    row, or None on anything it would report (the parent then feeds every row)."""
+    deltas: dict[str, int] = {}
+    lows: dict[str, int] = {}
+    currencies: dict[str, str] = {}
+    players: list[tuple[str, str]] = []
+    requests: dict[str, str] = {}
+    opened: list[str] = []
+    closed: list[str] = []
+    into: set[str] = set()
+    balances: dict[str, tuple[int, int]] = {}
+    moves: list[tuple[int, str, int, str, str, int]] = []
+    checkpoints: list[tuple[int, Row, dict[str, Any]]] = []
+    for i, row, x in money:
+        topic, oid = row.topic, row.originator_id
+        if topic == CHECKPOINT_TOPIC:
+            checkpoints.append((i, Row(row.notification_id, oid, row.version, topic, b""), x))
+            continue
+        if topic == ACCOUNT_OPENED_TOPIC and isinstance(x.get("player_id"), str):
+            players.append((f"account:{oid}", x["player_id"]))
+            continue
+        if topic == REQUEST_TOPIC:
+            requests[oid] = str(x.get("digest"))
+            continue
+        if topic == SESSION_OPENED_TOPIC:
+            opened.append(oid)
+        if topic == SESSION_CLOSED_TOPIC:
+            if oid in closed:
+                return None
+            closed.append(oid)
+        mv = x.get("movement")
+        if isinstance(mv, dict):
+            amount = mv.get("amount")
+            src, dst, cur = mv.get("source"), mv.get("destination"), mv.get("currency")
+            if type(amount) is not int or amount <= 0 or type(src) is not str:
+                return None
+            if type(dst) is not str or type(cur) is not str:
+                return None
+            req = mv.get("request")
+            if not isinstance(req, dict) or not req.get("id") or type(req.get("seq")) is not int:
+                return None
+            moves.append(
+                (
+                    row.notification_id,
+                    oid,
+                    row.version,
+                    str(req["id"]),
+                    str(req.get("digest")),
+                    req["seq"],
+                )
+            )
+            if currencies.setdefault(src, cur) != cur or currencies.setdefault(dst, cur) != cur:
+                return None
+            deltas[src] = deltas.get(src, 0) - amount
+            deltas[dst] = deltas.get(dst, 0) + amount
+            if dst.startswith("session:"):
+                sid = dst.split(":", 1)[1]
+                if sid in closed:
+                    return None
+                into.add(sid)
+            if src.startswith(INTERNAL_LEDGERS):
+                low = deltas[src]
+                if low < lows.get(src, low + 1):
+                    lows[src] = low
+        if "balance" in x:
+            try:
+                balances[oid] = (int(x["balance"]), row.notification_id)
+            except (TypeError, ValueError, OverflowError):
+                return None
+    return Books(
+        deltas,
+        lows,
+        currencies,
+        players,
+        requests,
+        opened,
+        closed,
+        into,
+        balances,
+        moves,
+        checkpoints,
+    )
+
+
+def _summary_job(args: tuple[str, int, int]) -> tuple[Summary | None, list[Row], list[Checked]]:
+    """Worker side of ``verify_db``: read a range of rows, check them, and hand back the
+    chunk's boundary facts (or, when the chunk needs it, every row as ``_check_range``)."""
+    rows = read_range(*args)
+    results = _check_chunk(rows)
+    summary = _summarise(rows, results) if rows else None
+    if summary is not None:
+        return summary, [], []
+    return None, [_light(r) for r in rows], results
+
+
 def _light(r: Row) -> Row:
     newest = _WANTED.get(r.originator_id)
     if newest is not None and type(r.version) is int and r.version <= newest:
@@ -255,30 +407,53 @@ def verify_db(
     log_id, named = trust_candidates(read_trust_rows(db))
     gaps = is_sqlite(db)
     snapshots = read_snapshot_rows(db)
-    if jobs <= 1:
-        return verify(
-            read_rows(db),
-            public_keys,
-            jobs=1,
-            progress=progress,
-            anchor=anchor,
-            pin=pin,
-            check_gaps=gaps,
-            learned=(log_id, named),
-            snapshots=snapshots,
-        )
     raw = {**_raw(public_keys or {}), **named}
     checker = Checker(public_keys, anchor, pin, check_gaps=gaps)
     snapshot_check = _snapshot_check(snapshots, checker)
     wanted = snapshot_check.wanted if snapshot_check else {}
+    bounds = list(chunk_bounds(db, CHUNK))
+
+    def feed(lo: int, hi: int, summary: Summary | None, rows: list[Row], results: Any) -> None:
+        if summary is not None:
+            count = checker.feed_summary(*summary)
+            if count is not None:
+                if progress:
+                    progress(count)
+                return
+            # The boundary facts do not hold: every row, here, for the exact findings.
+            rows, results = _check_here(db, lo, hi, raw, log_id, wanted)
+        checker.feed(rows, results)
+        if progress:
+            progress(len(rows))
+
+    if jobs <= 1:
+        global _LEARNED
+        _init(raw, log_id, wanted)
+        _LEARNED = None  # so ``verify`` sets its own keys again
+        try:
+            for lo, hi in bounds:
+                feed(lo, hi, *_summary_job((db, lo, hi)))
+        finally:
+            close_connection(db)
+        return _finish(checker, snapshot_check)
     ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
     with ctx.Pool(jobs, initializer=_init, initargs=(raw, log_id, wanted)) as pool:
-        jobs_args = ((db, a, b) for a, b in chunk_bounds(db, CHUNK))
-        for rows, results in pool.imap(_range_job, jobs_args, chunksize=1):
-            checker.feed(rows, results)
-            if progress:
-                progress(len(rows))
+        jobs_args = ((db, a, b) for a, b in bounds)
+        outcomes = pool.imap(_summary_job, jobs_args, chunksize=1)
+        for (lo, hi), outcome in zip(bounds, outcomes, strict=True):
+            feed(lo, hi, *outcome)
     return _finish(checker, snapshot_check)
+
+
+def _check_here(
+    db: str, lo: int, hi: int, raw: dict[str, bytes], log_id: bytes | None, wanted: dict[str, int]
+) -> tuple[list[Row], list[Checked]]:
+    """A chunk checked row by row in the parent (a connection of its own, closed after)."""
+    global _LEARNED
+    _init(raw, log_id, wanted)
+    _LEARNED = None  # so ``verify`` sets its own keys again
+    rows = read_range(db, lo, hi, cached=False)
+    return [_light(r) for r in rows], _check_chunk(rows)
 
 
 def _snapshot_check(snapshots: list[Row] | None, checker: Checker) -> SnapshotCheck | None:
