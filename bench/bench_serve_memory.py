@@ -26,6 +26,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import AsyncExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_http import (  # the benchmark's own directory, set up above
+    BUY_IN,
     DEAL,
     OPERATOR,
     HttpPlayer,
@@ -62,6 +64,14 @@ def store(kind: str, tmp: Path) -> Iterator[str]:
         return
     with fresh_schema() as url:
         yield url
+
+
+@dataclass
+class Player:
+    name: str
+    sid: str = ""
+    token: str = ""
+    requests: int = 0
 
 
 class RawClient:
@@ -111,7 +121,7 @@ class RawClient:
             raise RuntimeError(f"{path}: {status} {payload[:300]!r}")
         return json.loads(payload)
 
-    async def play_round(self, p: HttpPlayer) -> None:
+    async def play_round(self, p: Player | HttpPlayer) -> None:
         base = f"/v1/sessions/{p.sid}/video-poker"
         p.requests += 1
         r = await self.post(f"{base}/deal", p.token, DEAL, f"{p.name}-r{p.requests}-d")
@@ -121,6 +131,16 @@ class RawClient:
             r = await self.post(f"{base}/collect", p.token, None, f"{p.name}-r{p.requests}-c")
         assert r["status"] == "settled", r
 
+    async def open_player(self, p: Player) -> None:
+        """Account, deposit and a session for ``p``, as ``HttpPlayer.open`` does."""
+        account = {"player_id": p.name, "currency": "EUR"}
+        await self.post("/v1/accounts", OPERATOR, account, f"{p.name}-open")
+        deposit = {"amount": BUY_IN}
+        await self.post(f"/v1/accounts/{p.name}/deposits", OPERATOR, deposit, f"{p.name}-dep")
+        session = {"player_id": p.name, "buy_in": BUY_IN}
+        doc = await self.post("/v1/sessions", OPERATOR, session, f"{p.name}-session")
+        p.sid, p.token = doc["session_id"], doc["token"]
+
     def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
@@ -129,8 +149,21 @@ class RawClient:
 async def run(args: argparse.Namespace, base: str, pid: int) -> list[tuple[int, float]]:
     marks: list[tuple[int, float]] = []
     async with AsyncExitStack() as stack:
-        made: list[HttpPlayer] = await players(stack, base, "m", args.sessions)
         op = await stack.enter_async_context(httpx.AsyncClient(base_url=base, timeout=120))
+        made: list[Player] | list[HttpPlayer]
+        raws: list[RawClient] = []
+        if args.client == "raw":
+            made = [Player(f"m{k}") for k in range(args.sessions)]
+            raws = [RawClient(base) for _ in range(args.clients)]
+
+            async def setup(k: int) -> None:
+                for p in made[k :: args.clients]:
+                    await raws[k].open_player(p)
+                    await raws[k].play_round(p)  # warm-up
+
+            await asyncio.gather(*(setup(k) for k in range(args.clients)))
+        else:
+            made = await players(stack, base, "m", args.sessions)
         rng = random.Random(1)
         done = 0
         next_mark = args.every
@@ -142,13 +175,15 @@ async def run(args: argparse.Namespace, base: str, pid: int) -> list[tuple[int, 
         async def client(k: int) -> None:
             nonlocal done, next_mark
             mine = made[k :: args.clients]
-            raw = RawClient(base) if args.client == "raw" else None
+            raw = raws[k] if raws else None
             n = 0
             while done < args.rounds:
+                player = mine[n % len(mine)]
                 if raw is not None:
-                    await raw.play_round(mine[n % len(mine)])
+                    await raw.play_round(player)
                 else:
-                    await mine[n % len(mine)].play_round(lat)
+                    assert isinstance(player, HttpPlayer)
+                    await player.play_round(lat)
                 n += 1
                 done += 1
                 for values in lat.values():
@@ -157,7 +192,7 @@ async def run(args: argparse.Namespace, base: str, pid: int) -> list[tuple[int, 
                     p = rng.choice(made)
                     h = await op.get(f"/v1/accounts/{p.name}/history", headers=auth(OPERATOR))
                     h.raise_for_status()
-                    g = await p.client.get(f"/v1/sessions/{p.sid}/history", headers=auth(p.token))
+                    g = await op.get(f"/v1/sessions/{p.sid}/history", headers=auth(p.token))
                     g.raise_for_status()
                 if done >= next_mark:
                     next_mark += args.every
