@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from api import auth
 from api.common import ERRORS, IdempotencyKey, casino
 from ledger.casino import Casino
-from ledger.seamless.book import totals, wallet_book
+from ledger.seamless.book import listing, totals
 from ledger.seamless.commands import OpenSeamlessSession
 from ledger.seamless.errors import NoSeamlessWallet, WalletRefused, WalletUnavailable
 from wallet import client as wallet_client
@@ -135,7 +135,7 @@ def wallet_transactions(
 ) -> WalletTransactions:
     """Reconciliation: every transaction croupier sent to the wallet with its state, oldest
     first, with totals per round and per player (``audit-cli wallet reconcile``)."""
-    found = wallet_book(app).listed(operator, start, end, after)
+    found = listing(app, operator, start, end, after, limit + 1)
     page, more = found[:limit], len(found) > limit
     return WalletTransactions(
         transactions=[WalletTransaction.model_validate(e.to_dict()) for e in page],

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from uuid import UUID, uuid5
@@ -230,14 +230,36 @@ class Sealer:
             self._thread = None
 
 
-def iter_notifications(app: LogApp, after_id: int = 0) -> Iterator[Notification]:
-    """Every stored event after notification ``after_id``, in notification order."""
+def iter_notifications(
+    app: LogApp, after_id: int = 0, topics: Sequence[str] = ()
+) -> Iterator[Notification]:
+    """Every stored event after notification ``after_id`` (only ``topics`` if given), in
+    notification order, read a page at a time."""
     start = after_id + 1
     while True:
         page: Sequence[Notification] = app.recorder.select_notifications(
-            start=start, limit=PAGE, inclusive_of_start=True
+            start=start, limit=PAGE, topics=topics, inclusive_of_start=True
         )
         if not page:
             return
         yield from page
         start = page[-1].id + 1
+
+
+def feed_opened(
+    app: LogApp,
+    after_id: int,
+    feed: Callable[[int, str, str, bytes], object],
+    topics: Sequence[str] = (),
+) -> int:
+    """The catch-up loop of the read models: open (verify signature and chain, as every
+    read of the app does) each stored event after ``after_id`` and ``feed(id,
+    originator_id, topic, payload)`` it; the last notification id read (``after_id`` if
+    none). ``feed`` returning ``True`` stops the read there."""
+    last = after_id
+    for note in iter_notifications(app, after_id, topics):
+        _plain, env, _hash = app.mapper.open(note)  # type: ignore[attr-defined]
+        last = note.id
+        if feed(note.id, str(note.originator_id), note.topic, env.payload) is True:
+            break
+    return last

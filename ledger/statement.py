@@ -10,14 +10,15 @@ the account's alone (the live balance of ``GET /v1/accounts/{player}`` once ever
 is closed) and ``session_balance`` the balance of the session a stake or win moved.
 
 The book is fed rows in notification order, from the raw log (``audit-cli statement``) or
-from the application's notifications (:func:`statements`, for the HTTP API).
+from the application's store (:func:`statements`, for the HTTP API). The application keeps
+no statement in memory: each query reads the log again into a book that follows only the
+asked player and keeps only the lines asked for (memory stays bounded however long the
+server runs, and the lines are those of the log as it is now, whichever worker wrote it).
 """
 
 from __future__ import annotations
 
 import json
-import threading
-import weakref
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
@@ -73,19 +74,30 @@ def _time(doc: dict[str, Any]) -> str:
 
 
 class StatementBook:
-    """Every player's statement, fed event by event in notification order."""
+    """Every player's statement, fed event by event in notification order.
 
-    def __init__(self) -> None:
+    ``player`` set: only that player's ledgers are followed, and only the lines after
+    ``after`` are kept, at most ``limit`` of them (:attr:`full` then says the reader may
+    stop feeding): what one page of a statement needs, whatever the length of the log."""
+
+    def __init__(self, player: str | None = None, after: int = 0, limit: int | None = None) -> None:
         self.last_seq = 0
+        self.player, self.after, self.limit = player, after, limit
+        self.kept = 0
         self._owner: dict[str, str] = {}
         self._ledgers: dict[str, list[str]] = defaultdict(list)
         self._balance: dict[str, int] = defaultdict(int)
         self._lines: dict[str, list[Line]] = defaultdict(list)
 
+    @property
+    def full(self) -> bool:
+        return self.limit is not None and self.kept >= self.limit
+
     def feed(self, seq: int, originator_id: str, topic: str, doc: dict[str, Any]) -> None:
         self.last_seq = max(self.last_seq, seq)
         if topic == ACCOUNT_OPENED and isinstance(doc.get("player_id"), str):
-            self._own(f"account:{originator_id}", doc["player_id"])
+            if self.player is None or doc["player_id"] == self.player:
+                self._own(f"account:{originator_id}", doc["player_id"])
             return
         mv = doc.get("movement")
         if not isinstance(mv, dict):
@@ -101,6 +113,9 @@ class StatementBook:
                 self._own(name, player)
         self._balance[src] -= amount
         self._balance[dst] += amount
+        if seq <= self.after or self.full:
+            return  # before the page asked for (its balances count) or after it
+        self.kept += 1
         ledger = "account" if topic.startswith("croupier/account/") else "session"
         own = f"{ledger}:{originator_id}"
         session = next((n for n in (own, src, dst) if n.startswith("session:")), None)
@@ -125,15 +140,18 @@ class StatementBook:
             )
         )
 
-    def feed_payload(self, seq: int, originator_id: str, topic: str, payload: bytes) -> None:
+    def feed_payload(self, seq: int, originator_id: str, topic: str, payload: bytes) -> bool:
+        """Feed one stored event; True once the page asked for is full."""
+        self.last_seq = max(self.last_seq, seq)
         if b'"movement"' not in payload and topic != ACCOUNT_OPENED:
-            return  # most events move no money: skip parsing them
+            return self.full  # most events move no money: skip parsing them
         try:
             doc = json.loads(payload)
         except ValueError:
-            return
+            return self.full
         if isinstance(doc, dict):
             self.feed(seq, originator_id, topic, doc)
+        return self.full
 
     def _own(self, ledger: str, player: str) -> None:
         self._owner[ledger] = player
@@ -149,34 +167,29 @@ class StatementBook:
         return {n: self._balance[n] for n in self._ledgers.get(player, [])}
 
 
-class _Projection:
-    """A book kept up to date from one application's notification log."""
+class Statements:
+    """The statements of one application, read from its store at every query."""
 
     def __init__(self, app: Casino) -> None:
         self.app = app
-        self.book = StatementBook()
-        self.lock = threading.Lock()
 
-    def catch_up(self) -> StatementBook:
-        from ledger.checkpoints import iter_notifications
+    def _read(self, player: str, after: int = 0, limit: int | None = None) -> StatementBook:
+        from ledger.checkpoints import feed_opened
 
-        with self.lock:
-            for note in iter_notifications(self.app, self.book.last_seq):
-                # Opening verifies the signature and chain, as every read of the app does.
-                _plain, env, _hash = self.app.mapper.open(note)  # type: ignore[attr-defined]
-                self.book.feed_payload(note.id, str(note.originator_id), note.topic, env.payload)
-                self.book.last_seq = note.id
-        return self.book
+        book = StatementBook(player, after, limit)
+        book.last_seq = feed_opened(self.app, 0, book.feed_payload)
+        return book
+
+    def lines(self, player: str, after: int = 0, limit: int | None = None) -> list[Line]:
+        """The player's lines after cursor ``after`` (a ``seq``), oldest first; the log is
+        read only as far as the last line asked for."""
+        return self._read(player, after, limit).lines(player)
+
+    def balances(self, player: str) -> dict[str, int]:
+        """Every ledger of the player (account and sessions) with its balance now."""
+        return self._read(player, 2**62).balances(player)
 
 
-_PROJECTIONS: weakref.WeakKeyDictionary[Casino, _Projection] = weakref.WeakKeyDictionary()
-_PROJECTIONS_LOCK = threading.Lock()
-
-
-def statements(app: Casino) -> StatementBook:
-    """The application's statement book, brought up to date from its log."""
-    with _PROJECTIONS_LOCK:
-        projection = _PROJECTIONS.get(app)
-        if projection is None:
-            projection = _PROJECTIONS[app] = _Projection(app)
-    return projection.catch_up()
+def statements(app: Casino) -> Statements:
+    """The application's statements, read from its log as it is now."""
+    return Statements(app)

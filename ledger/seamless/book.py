@@ -2,8 +2,11 @@
 calls, the debits whose outcome is missing, and the reconciliation report.
 
 Fed event by event in notification order, from the raw log (``audit-cli wallet
-reconcile``) or from the application's notifications (:func:`wallet_book`): nothing about
-the wallet is kept anywhere but in the log.
+reconcile``) or from the application's store: nothing about the wallet is kept anywhere
+but in the log. A running application keeps in memory only what is open (debits without
+an outcome, credits and rollbacks not yet delivered: bounded by the work in flight, not by
+the history), followed from the log by :func:`open_items` for the outbox and the gate;
+the reconciliation reads the log again at each query (:func:`listing`, one page kept).
 """
 
 from __future__ import annotations
@@ -11,10 +14,12 @@ from __future__ import annotations
 import json
 import threading
 import weakref
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
+from uuid import UUID
 
 from ledger import contracts
 
@@ -90,14 +95,36 @@ def _time(doc: dict[str, Any]) -> str:
 
 
 class WalletBook:
-    def __init__(self) -> None:
+    """The wallet transactions, fed event by event in notification order.
+
+    By default every transaction is kept (``audit-cli wallet reconcile``). ``open_only``:
+    a transaction is dropped once it has its outcome or its delivery, so the book holds
+    the open ones only. ``keep``: a transaction is kept only if ``keep(entry)`` says so
+    when it is first seen (a page of the reconciliation). ``operator_of`` (with
+    ``operators_max``): the session -> operator index keeps at most that many sessions and
+    asks ``operator_of(session_id)`` for one it no longer holds."""
+
+    def __init__(
+        self,
+        *,
+        open_only: bool = False,
+        keep: Callable[[Entry], bool] | None = None,
+        operator_of: Callable[[str], str] | None = None,
+        operators_max: int | None = None,
+    ) -> None:
         self.last_seq = 0
-        self.operators: dict[str, str] = {}  # seamless session id -> operator
-        self.entries: dict[str, Entry] = {}  # transaction id -> its entry
-        self.order: list[str] = []
+        self.open_only, self._keep = open_only, keep
+        self._operator_of, self._operators_max = operator_of, operators_max
+        self.operators: OrderedDict[str, str] = OrderedDict()  # seamless session -> operator
+        self.entries: dict[str, Entry] = {}  # transaction id -> its entry, oldest first
         # Kept as the log is fed, so the outbox's poll costs what is pending, not the history.
         self._undelivered: dict[str, None] = {}
         self._unresolved: dict[str, None] = {}
+
+    @property
+    def order(self) -> list[str]:
+        """The transaction ids, oldest first."""
+        return list(self.entries)
 
     # -- feeding -------------------------------------------------------------------------
 
@@ -116,29 +143,34 @@ class WalletBook:
         self.last_seq = max(self.last_seq, seq)
         if topic == contracts.SESSION_OPENED:
             if isinstance(doc.get("operator"), str):
-                self.operators[originator_id] = doc["operator"]
+                self._remember(originator_id, doc["operator"])
         elif topic == contracts.SESSION_STAKE_INTENDED:
             entry = self._add(seq, originator_id, doc, State.PENDING_OUTCOME)
-            self._unresolved[entry.transaction_id] = None
+            if entry.transaction_id in self.entries:
+                self._unresolved[entry.transaction_id] = None
         elif topic == contracts.SESSION_WALLET_CALL_QUEUED:
             entry = self._add(seq, originator_id, doc, State.PENDING_DELIVERY)
-            self._undelivered[entry.transaction_id] = None
+            if entry.transaction_id in self.entries:
+                self._undelivered[entry.transaction_id] = None
             ref = entry.reference_transaction_id if entry.call == "rollback" else None
             debit = self.entries.get(ref or "")
             if debit is not None and debit.state in (State.ACCEPTED, State.UNKNOWN):
                 debit.state = State.ROLLBACK_PENDING
         elif topic == contracts.SESSION_STAKE_RESOLVED:
-            found = self.entries.get(str(doc.get("transaction_id")))
-            self._unresolved.pop(str(doc.get("transaction_id")), None)
+            tid = str(doc.get("transaction_id"))
+            found = self.entries.get(tid)
+            self._unresolved.pop(tid, None)
             if found is not None and found.state == State.PENDING_OUTCOME:
                 outcome = str(doc.get("outcome"))
                 found.state = {"accepted": State.ACCEPTED, "refused": State.REFUSED}.get(
                     outcome, State.UNKNOWN
                 )
                 found.cause, found.outcome = doc.get("cause"), outcome
+            self._close(tid)
         elif topic == contracts.WALLET_DELIVERED:
-            sent = self.entries.get(str(doc.get("transaction_id")))
-            self._undelivered.pop(str(doc.get("transaction_id")), None)
+            tid = str(doc.get("transaction_id"))
+            sent = self.entries.get(tid)
+            self._undelivered.pop(tid, None)
             if sent is None or sent.state != State.PENDING_DELIVERY:
                 return
             acknowledged = doc.get("state") == "acknowledged"
@@ -149,6 +181,26 @@ class WalletBook:
             debit = self.entries.get(sent.reference_transaction_id or "")
             if sent.call == "rollback" and debit is not None:
                 debit.state = State.ROLLED_BACK if acknowledged else State.REJECTED
+            self._close(tid)
+
+    def _close(self, tid: str) -> None:
+        """An open-only book forgets a transaction once nothing is left open about it."""
+        if self.open_only and tid not in self._unresolved and tid not in self._undelivered:
+            self.entries.pop(tid, None)
+
+    def _remember(self, session_id: str, operator: str) -> None:
+        self.operators[session_id] = operator
+        self.operators.move_to_end(session_id)
+        if self._operators_max is not None and len(self.operators) > self._operators_max:
+            self.operators.popitem(last=False)
+
+    def _operator(self, session_id: str) -> str:
+        found = self.operators.get(session_id)
+        if found is None and self._operator_of is not None:
+            found = self._operator_of(session_id)
+            if found:
+                self._remember(session_id, found)
+        return found or ""
 
     def _add(self, seq: int, session_id: str, doc: dict[str, Any], state: str) -> Entry:
         t = doc.get("transaction") or {}
@@ -157,7 +209,7 @@ class WalletBook:
             time=_time(doc),
             transaction_id=str(t.get("transaction_id")),
             call=str(t.get("call")),
-            operator=self.operators.get(session_id, ""),
+            operator=self._operator(session_id),
             session_id=session_id,
             player_token=str(t.get("player_token")),
             game_code=str(t.get("game_code")),
@@ -168,22 +220,22 @@ class WalletBook:
             state=state,
             transaction=dict(t),
         )
-        if entry.transaction_id not in self.entries:
-            self.order.append(entry.transaction_id)
-        self.entries[entry.transaction_id] = entry
+        known = entry.transaction_id in self.entries
+        if known or self._keep is None or self._keep(entry):
+            self.entries[entry.transaction_id] = entry
         return entry
 
     # -- reading -------------------------------------------------------------------------
 
     def pending_deliveries(self) -> list[Entry]:
         """The outbox: credits and rollbacks queued without a delivery recorded."""
-        found = (self.entries[t] for t in self._undelivered)
-        return [e for e in found if e.state == State.PENDING_DELIVERY]
+        found = (self.entries.get(t) for t in self._undelivered)
+        return [e for e in found if e is not None and e.state == State.PENDING_DELIVERY]
 
     def pending_outcomes(self) -> list[Entry]:
         """Debits whose intent is recorded without an outcome."""
-        found = (self.entries[t] for t in self._unresolved)
-        return [e for e in found if e.state == State.PENDING_OUTCOME]
+        found = (self.entries.get(t) for t in self._unresolved)
+        return [e for e in found if e is not None and e.state == State.PENDING_OUTCOME]
 
     def listed(
         self,
@@ -195,15 +247,13 @@ class WalletBook:
         """Every transaction croupier sent, oldest first. Filters: operator; time from
         ``start`` to ``end`` inclusive (ISO 8601; a bare day as ``end``: all of it); the
         cursor ``after`` (the last ``seq`` seen)."""
-        found = []
-        for tid in self.order:
-            e = self.entries[tid]
-            if operator is not None and e.operator != operator:
-                continue
-            if e.seq <= after or ((start or end) and not in_range(e.time, start, end)):
-                continue
-            found.append(e)
-        return found
+        return [e for e in self.entries.values() if _listed(e, operator, start, end, after)]
+
+
+def _listed(e: Entry, operator: str | None, start: str | None, end: str | None, after: int) -> bool:
+    if operator is not None and e.operator != operator:
+        return False
+    return e.seq > after and not ((start or end) and not in_range(e.time, start, end))
 
 
 def totals(entries: list[Entry]) -> dict[str, Any]:
@@ -249,25 +299,45 @@ def expected_round_nets(entries: list[Entry]) -> dict[str, int]:
     return dict(nets)
 
 
+def _reader(app: LogApp) -> Callable[[str], str]:
+    """A seamless session's operator, read from its opening event in the store."""
+
+    def operator_of(session_id: str) -> str:
+        try:
+            sid = UUID(session_id)
+        except ValueError:
+            return ""
+        for e in app.events.get(sid, lte=1):
+            return str(getattr(e, "operator", None) or "")
+        return ""
+
+    return operator_of
+
+
+def _operators_max(app: LogApp) -> int:
+    # A share of the memory budget (about 250 bytes a session): 4,096 at the default 64 MiB.
+    return max(1_000, app.settings.cache_budget_mb * 64)
+
+
+def _book(app: LogApp, **kwargs: Any) -> WalletBook:
+    return WalletBook(operator_of=_reader(app), operators_max=_operators_max(app), **kwargs)
+
+
 class _Projection:
+    """The open transactions, kept up to date from one application's log."""
+
     def __init__(self, app: LogApp) -> None:
         self.app = app
-        self.book = WalletBook()
+        self.book = _book(app, open_only=True)
         self.lock = threading.Lock()
 
     def catch_up(self) -> WalletBook:
+        from ledger.checkpoints import feed_opened
+
         with self.lock:
-            start = self.book.last_seq + 1
-            while True:
-                notes = self.app.recorder.select_notifications(start, 1000, topics=TOPICS)
-                if not notes:
-                    break
-                for note in notes:
-                    _plain, env, _hash = self.app.mapper.open(note)  # type: ignore[attr-defined]
-                    self.book.feed_payload(
-                        note.id, str(note.originator_id), note.topic, env.payload
-                    )
-                start = notes[-1].id + 1
+            self.book.last_seq = feed_opened(
+                self.app, self.book.last_seq, self.book.feed_payload, TOPICS
+            )
         return self.book
 
 
@@ -275,10 +345,47 @@ _PROJECTIONS: weakref.WeakKeyDictionary[Any, _Projection] = weakref.WeakKeyDicti
 _LOCK = threading.Lock()
 
 
-def wallet_book(app: LogApp) -> WalletBook:
-    """The application's wallet book, brought up to date from its log."""
+def open_items(app: LogApp) -> WalletBook:
+    """The application's open wallet transactions (the outbox's pending deliveries, the
+    debits without an outcome), brought up to date from its log; nothing else is kept."""
     with _LOCK:
         projection = _PROJECTIONS.get(app)
         if projection is None:
             projection = _PROJECTIONS[app] = _Projection(app)
     return projection.catch_up()
+
+
+def listing(
+    app: LogApp,
+    operator: str | None = None,
+    start: str | None = None,
+    end: str | None = None,
+    after: int = 0,
+    limit: int | None = None,
+) -> list[Entry]:
+    """One page of the reconciliation (:meth:`WalletBook.listed`), read from the log now:
+    only the page's transactions are kept while the log is read."""
+    from ledger.checkpoints import feed_opened
+
+    taken = 0
+
+    def keep(e: Entry) -> bool:
+        nonlocal taken
+        if (limit is not None and taken >= limit) or not _listed(e, operator, start, end, after):
+            return False
+        taken += 1
+        return True
+
+    book = _book(app, keep=keep)
+    feed_opened(app, 0, book.feed_payload, TOPICS)
+    return book.listed(operator, start, end, after)
+
+
+def wallet_book(app: LogApp) -> WalletBook:
+    """Every wallet transaction of the application, read from its log now (a full
+    reconciliation; the running application holds none of it: :func:`open_items`)."""
+    from ledger.checkpoints import feed_opened
+
+    book = _book(app)
+    book.last_seq = feed_opened(app, 0, book.feed_payload, TOPICS)
+    return book

@@ -36,7 +36,7 @@ from ledger.contracts import DebitOutcome
 from ledger.errors import IdempotencyConflict, InsufficientFunds, LedgerError
 from ledger.requests import MAX_REQUEST_ID, Request, body_digest, request_aggregate_id
 from ledger.seamless import port
-from ledger.seamless.book import wallet_book
+from ledger.seamless.book import open_items
 from ledger.seamless.commands import FinishStake, IntendStake
 from ledger.seamless.errors import StakeRolledBack, WalletRefused, WalletUnavailable
 from ledger.seamless.wire import from_wire, to_wire
@@ -188,7 +188,7 @@ class StakeGate:
             busy = set(self._in_flight)
         stale = [
             e
-            for e in wallet_book(self.casino).pending_outcomes()
+            for e in open_items(self.casino).pending_outcomes()
             if e.transaction_id not in busy
             and now - datetime.fromisoformat(e.time).timestamp() >= older_than
         ]
@@ -208,7 +208,7 @@ class StakeGate:
         """At start: every debit intent without an outcome is unknown (croupier stopped
         between sending it and recording what came back): roll it back. Run it before
         serving, while no debit of this process is in flight."""
-        pending = wallet_book(self.casino).pending_outcomes()
+        pending = open_items(self.casino).pending_outcomes()
         for entry in pending:
             log.warning("wallet debit %s: %s; rolling it back", entry.transaction_id, RESTARTED)
             self.casino.command(

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ledger.casino import Casino
-from ledger.seamless.book import Entry, wallet_book
+from ledger.seamless.book import Entry, open_items
 from ledger.seamless.commands import RecordDeliveries
 from ledger.seamless.wire import from_wire
 from wallet.client import WalletClient
@@ -74,7 +74,7 @@ class Outbox:
 
     def catch_up(self) -> int:
         """Bring the pending list up to date with the log; the number pending."""
-        book = wallet_book(self.casino)
+        book = open_items(self.casino)
         pending = {e.transaction_id: e for e in book.pending_deliveries()}
         with self._lock:
             for tid in list(self._pending):
