@@ -1,10 +1,12 @@
 """Benchmark: Jacks or Better 4-line rounds over HTTP on PostgreSQL, one and several workers.
 
 ``croupier serve --workers W`` runs in its own processes (uvicorn, loopback only, access
-log off) on a fresh PostgreSQL schema; this process is the load generator (httpx async,
-one connection per session, as game clients are). A round is deal (coin value 10,
-5 coins, 4 lines), draw with the game's proposed holds, collect if a win is pending;
-every request is timed. For each ``--workers`` value and each of ``--repeats`` runs:
+log off) on a fresh PostgreSQL schema; this process is the load generator: one keep-alive
+HTTP/1.1 connection per session, as game clients are, on raw asyncio streams with orjson
+(``--client httpx``: the httpx client used before, for comparison; it costs several times
+the CPU per request). A round is deal (coin value 10, 5 coins, 4 lines), draw with the
+game's proposed holds, collect if a win is pending; every request is timed. For each
+``--workers`` value and each of ``--repeats`` runs:
 
 1. closed loop: ``--clients`` clients (one session each, no think time) play rounds for
    ``--seconds``: the saturation rate;
@@ -25,6 +27,7 @@ generator and PostgreSQL at once, and other work shares it: figures are noisy.
 
     python bench/bench_http.py [--workers 1 2] [--repeats 3] [--clients 50] [--seconds 15]
         [--open-loop 0.5 0.75 0.9] [--pool 200] [--solo 30] [--in-process]
+        [--client raw|httpx]
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -188,33 +192,146 @@ def auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+class TransportError(Exception):
+    """The connection dropped or the server closed it: the request may be re-sent."""
+
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection on asyncio streams (the load generator's client).
+
+    httpx costs 6-8 ms of CPU per round here (its models, header handling, the anyio
+    machinery): as much as a quarter of the server's. This sends a request with one
+    write and reads the response by its Content-Length (or chunks), nothing else. An
+    idle connection is re-opened after ``KEEPALIVE`` seconds, below uvicorn's 5 s, so no
+    request is sent on a connection the server is closing.
+    """
+
+    KEEPALIVE = 2.0
+
+    def __init__(self, base: str) -> None:
+        host, _, port = base.removeprefix("http://").partition(":")
+        self.host, self.port = host, int(port)
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+        self.used = 0.0
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            with suppress(OSError):
+                await self.writer.wait_closed()
+        self.reader = self.writer = None
+
+    async def request(self, path: str, headers: bytes, body: bytes) -> tuple[int, bytes]:
+        if self.writer is not None and time.monotonic() - self.used > self.KEEPALIVE:
+            await self.close()
+        if self.writer is None:
+            try:
+                self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+            except OSError as e:
+                raise TransportError(str(e)) from e
+        assert self.reader is not None
+        head = (
+            f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        ).encode()
+        try:
+            self.writer.write(head + headers + b"\r\n" + body)
+            raw = await self.reader.readuntil(b"\r\n\r\n")
+            lines = raw.split(b"\r\n")
+            status = int(lines[0].split(b" ", 2)[1])
+            length, chunked, closing = -1, False, False
+            for line in lines[1:]:
+                name, _, value = line.partition(b":")
+                name = name.strip().lower()
+                if name == b"content-length":
+                    length = int(value)
+                elif name == b"transfer-encoding":
+                    chunked = b"chunked" in value.lower()
+                elif name == b"connection":
+                    closing = b"close" in value.lower()
+            if chunked:
+                parts = []
+                while size := int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16):
+                    parts.append(await self.reader.readexactly(size + 2))
+                await self.reader.readuntil(b"\r\n")
+                data = b"".join(p[:-2] for p in parts)
+            else:
+                data = await self.reader.readexactly(length) if length > 0 else b""
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as e:
+            await self.close()
+            raise TransportError(str(e)) from e
+        self.used = time.monotonic()
+        if closing:
+            await self.close()
+        return status, data
+
+
+class HttpxConnection:
+    """The same interface on httpx (the load generator before), for comparison."""
+
+    def __init__(self, base: str) -> None:
+        # Idle connections expire on the client before uvicorn's 5 s keep-alive closes them.
+        limits = httpx.Limits(max_connections=1, keepalive_expiry=2.0)
+        self.client = httpx.AsyncClient(base_url=base, limits=limits, timeout=120)
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+    async def request(self, path: str, headers: bytes, body: bytes) -> tuple[int, bytes]:
+        parsed = dict(
+            (name.decode(), value.strip().decode())
+            for name, _, value in (h.partition(b":") for h in headers.split(b"\r\n") if h)
+        )
+        parsed["Content-Type"] = "application/json"
+        try:
+            r = await self.client.post(path, content=body, headers=parsed)
+        except httpx.TransportError as e:
+            raise TransportError(str(e)) from e
+        return r.status_code, r.content
+
+
+CLIENTS: dict[str, Callable[[str], Connection | HttpxConnection]] = {
+    "raw": Connection,
+    "httpx": HttpxConnection,
+}
+CLIENT = "raw"
+
+
 class HttpPlayer:
-    def __init__(self, client: httpx.AsyncClient, name: str) -> None:
+    def __init__(self, client: Connection | HttpxConnection, name: str) -> None:
         self.client = client
         self.name = name
         self.sid = ""
         self.token = ""
         self.requests = 0
         self.retries = 0
+        self.auth: dict[str, bytes] = {}
+
+    def _auth(self, token: str) -> bytes:
+        if token not in self.auth:
+            self.auth[token] = f"Authorization: Bearer {token}\r\n".encode()
+        return self.auth[token]
 
     async def post(self, path: str, token: str, body: Any, lat: Latencies, kind: str) -> Any:
         self.requests += 1
-        headers = {**auth(token), "Idempotency-Key": f"{self.name}-{self.requests}"}
+        headers = self._auth(token) + f"Idempotency-Key: {self.name}-{self.requests}\r\n".encode()
+        payload = b"" if body is None else orjson.dumps(body)
         t = time.perf_counter()
         for attempt in range(3):
             try:
-                r = await self.client.post(path, json=body, headers=headers)
+                status, data = await self.client.request(path, headers, payload)
                 break
-            except httpx.TransportError:
+            except TransportError:
                 # What a game client does on a dropped connection: send it again with the
                 # same Idempotency-Key (at most once on the ledger, whatever happened).
                 self.retries += 1
                 if attempt == 2:
                     raise
         lat[kind].append(time.perf_counter() - t)
-        if r.status_code >= 300:
-            raise RuntimeError(f"{kind}: {r.status_code} {r.text}")
-        return r.json()
+        if status >= 300:
+            raise RuntimeError(f"{kind}: {status} {data.decode(errors='replace')}")
+        return orjson.loads(data)
 
     async def open(self) -> None:
         lat: Latencies = defaultdict(list)
@@ -237,19 +354,12 @@ class HttpPlayer:
 
 
 async def players(stack: AsyncExitStack, base: str, tag: str, n: int) -> list[HttpPlayer]:
-    # One client (and connection) per player, as game clients are; idle connections expire
-    # on the client before uvicorn's 5 s keep-alive closes them, so no request is sent on
-    # a connection the server is closing.
-    limits = httpx.Limits(max_connections=1, keepalive_expiry=2.0)
-    made = [
-        HttpPlayer(
-            await stack.enter_async_context(
-                httpx.AsyncClient(base_url=base, limits=limits, timeout=120)
-            ),
-            f"{tag}{k}",
-        )
-        for k in range(n)
-    ]
+    # One connection per player, as game clients are.
+    made = []
+    for k in range(n):
+        conn = CLIENTS[CLIENT](base)
+        stack.push_async_callback(conn.close)
+        made.append(HttpPlayer(conn, f"{tag}{k}"))
     for k in range(0, n, 50):  # open them 50 at a time
         await asyncio.gather(*(p.open() for p in made[k : k + 50]))
     await asyncio.gather(*(p.play_round(defaultdict(list)) for p in made))  # warm-up
@@ -470,12 +580,16 @@ def main() -> int:
     p.add_argument("--solo", type=int, default=30, help="rounds of the lone client (default 30)")
     p.add_argument("--checkpoint-interval", type=float, default=1.0)
     p.add_argument("--in-process", action="store_true", help="also the in-process closed loop")
+    p.add_argument("--client", choices=sorted(CLIENTS), default="raw", help="load generator")
     args = p.parse_args()
+    global CLIENT
+    CLIENT = args.client
     print(
         f"Jacks or Better 4-line rounds (deal {DEAL['coin_value']}x{DEAL['coins']}x"
         f"{DEAL['lines']}, draw the proposed holds, collect a pending win) over HTTP;"
         f" PostgreSQL; workers {args.workers}; {args.repeats} runs; {args.seconds:.0f} s per"
-        f" phase; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f} at start"
+        f" phase; {args.client} client; {os.cpu_count()} cores;"
+        f" load average {os.getloadavg()[0]:.2f} at start"
     )
     interval = args.checkpoint_interval
     results: dict[tuple[int, str], list[Run]] = defaultdict(list)

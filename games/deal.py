@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import ClassVar, TypeAlias
 
 from games.cards import Card, CardParseError, parse_cards
@@ -75,6 +76,9 @@ class ChosenCards:
         return [*front, *(c for c in seeded if c not in front)]
 
 
+SHUFFLE_MEMO = 4096
+"""Shuffles remembered (a deck is at most 52 references to the shared cards: ~2 MB)."""
+
 Deal: TypeAlias = bytes | ChosenCards
 """What an engine deals a round from: its seed, or a seed with chosen cards (tests)."""
 
@@ -83,7 +87,15 @@ def shuffled(deal: Deal, label: str, cards: Sequence[Card]) -> list[Card]:
     """The deck ``label`` of the round: the certified draw from the seed, or chosen cards."""
     if isinstance(deal, ChosenCards):
         return deal.shuffled(label, cards)
-    return RandomStream(deal, label).shuffled(cards)
+    return list(_seeded(deal, label, tuple(cards)))
+
+
+@lru_cache(maxsize=SHUFFLE_MEMO)
+def _seeded(seed: bytes, label: str, cards: tuple[Card, ...]) -> tuple[Card, ...]:
+    # The same function of (seed, label, cards), remembered: the engines re-derive a round
+    # from its seed on every command (a 4-line draw shuffles its deal deck and four line
+    # decks again, its collect all five once more), so most shuffles repeat one just done.
+    return tuple(RandomStream(seed, label).shuffled(cards))
 
 
 def seed_of(deal: Deal) -> bytes:
