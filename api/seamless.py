@@ -6,15 +6,16 @@ The game itself is played on the usual routes (``/v1/sessions/{id}/red-dog/...``
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import dataclasses
+from typing import Annotated, Any, get_type_hints
 
 from fastapi import APIRouter, Depends, Query, Request, status
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from api import auth
 from api.common import ERRORS, IdempotencyKey, casino
 from ledger.casino import Casino
-from ledger.seamless.book import listing, totals
+from ledger.seamless.book import Entry, listing, totals
 from ledger.seamless.commands import OpenSeamlessSession
 from ledger.seamless.errors import NoSeamlessWallet, WalletRefused, WalletUnavailable
 from wallet import client as wallet_client
@@ -48,29 +49,32 @@ class WalletBalance(BaseModel):
     balance: int = Field(description="read from the operator's wallet now, minor units")
 
 
-class WalletTransaction(BaseModel):
-    seq: int = Field(description="notification id of the event that queued it (the cursor)")
-    time: str
-    transaction_id: str
-    call: str
-    operator: str
-    session_id: str
-    player_token: str
-    game_code: str
-    stage: str
-    amount: int
-    currency: str
-    reference_transaction_id: str | None
-    state: str = Field(
-        description="accepted, refused, unknown, rolled-back, rollback-pending, "
-        "pending-outcome, pending-delivery, rejected"
-    )
-    cause: str | None
-    attempts: int | None
+_DESCRIPTIONS = {
+    "seq": "notification id of the event that queued it (the cursor)",
+    "state": "accepted, refused, unknown, rolled-back, rollback-pending, pending-outcome, "
+    "pending-delivery, rejected",
+    "outcome": "a debit's outcome as recorded (accepted, refused, unknown)",
+}
+
+
+def _entry_model() -> type[BaseModel]:
+    """The reconciliation row of the API: the fields of :class:`ledger.seamless.book.Entry`
+    (what ``audit-cli wallet reconcile`` lists), without the raw transaction."""
+    hints = get_type_hints(Entry)
+    fields: dict[str, Any] = {}
+    for f in dataclasses.fields(Entry):
+        if f.name == "transaction":
+            continue
+        default = ... if f.default is dataclasses.MISSING else f.default
+        fields[f.name] = (hints[f.name], Field(default, description=_DESCRIPTIONS.get(f.name)))
+    return create_model("WalletTransaction", **fields)
+
+
+WalletTransaction = _entry_model()
 
 
 class WalletTransactions(BaseModel):
-    transactions: list[WalletTransaction]
+    transactions: list[WalletTransaction]  # type: ignore[valid-type]
     totals: dict[str, Any] = Field(description="per round and per player, over this page")
     next_after: int | None = Field(description="pass as `after` for the next page; null: done")
 

@@ -174,6 +174,7 @@ class GameSession(Aggregate):
     operator: str | None = None
     pending_debit: dict[str, Any] | None = None
     last_debit: dict[str, Any] | None = None
+    stake_intents = 0  # debit intents recorded (a live table's stages count them)
 
     class Created(Aggregate.Created):  # unused; the library requires a topic
         TOPIC = contracts.SESSION_CREATED
@@ -369,6 +370,7 @@ class GameSession(Aggregate):
     def stake_intended(self, transaction: dict[str, Any], request: str) -> None:
         """About to debit ``transaction`` at the wallet (for the request ``request``)."""
         self.pending_debit = dict(transaction)
+        self.stake_intents += 1
 
     @event("StakeResolved", topic=contracts.SESSION_STAKE_RESOLVED)
     def stake_resolved(

@@ -107,6 +107,9 @@ SEAT_DECIDED: Final = "croupier/blackjack/seat/decided@1"
 SEAT_CONNECTION: Final = "croupier/blackjack/seat/connection@1"
 SEAT_SETTLED: Final = "croupier/blackjack/seat/settled@1"
 SEAT_VOIDED: Final = "croupier/blackjack/seat/voided@1"
+# A seamless seat's debits at the operator's wallet (issue 16): taken, and given back.
+SEAT_WALLET_DEBITED: Final = "croupier/blackjack/seat/wallet-debited@1"
+SEAT_WALLET_RETURNED: Final = "croupier/blackjack/seat/wallet-returned@1"
 
 # -- player settings (seed 002 "Impostazioni"; ledger/player_settings.py) -------------------
 

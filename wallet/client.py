@@ -155,11 +155,18 @@ class WalletClient:
             ),
         )
         self._key = key
+        self.timeouts = t
         self.retry = retry or RetryPolicy()
         self._sleep, self._clock, self._random, self._now = sleep, clock, random, now
 
     def close(self) -> None:
         self._http.close()
+
+    def longest_call(self) -> float:
+        """Seconds one call can take at most by its timeouts (pool, connect, write, read):
+        past that, no process is still waiting on its answer."""
+        t = self.timeouts
+        return t.pool + t.connect + t.write + t.read
 
     def __enter__(self) -> WalletClient:
         return self

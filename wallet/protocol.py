@@ -16,7 +16,9 @@ Transaction ids: ``uuid5(NAMESPACE, f"{game_code}/{stage}")``. The game code nam
 the stage the money movement within it: ``main``, ``side:<bet>`` (e.g. ``side:21+3``),
 ``raise`` (Red Dog's raise, ``raise:<decision number>``), ``double``, ``split``,
 ``insurance`` (debits, optionally ``:<hand>``), ``win`` and
-``cash-out`` (credits, optionally ``:<hand>``), ``rollback:<debit transaction id>``. So every
+``cash-out`` (credits, optionally ``:<hand>``), ``rollback:<debit transaction id>``. A live
+table's round is shared by its players: its stages name the seat's session and a sequence
+number (``main:3.<session hex>``, ``double:1.7.<session hex>``; README "Seamless wallet"). So every
 retry of a call, by any process, after any restart, carries the same id, and the wallet
 applies it at most once. A rollback carries the debit's id as ``reference_transaction_id``.
 
@@ -73,7 +75,7 @@ class ErrorCode(StrEnum):
 
 DEBIT_STAGES = frozenset({"main", "side", "raise", "double", "split", "insurance"})
 CREDIT_STAGES = frozenset({"win", "cash-out"})
-_QUALIFIER = r"[A-Za-z0-9+._-]{1,32}"
+_QUALIFIER = r"[A-Za-z0-9+._-]{1,64}"
 _STAGE = re.compile(
     rf"^(?:(?:main|raise|double|split|insurance|win|cash-out)(?::{_QUALIFIER})?"
     rf"|side:{_QUALIFIER}"

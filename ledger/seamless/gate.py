@@ -40,6 +40,7 @@ from ledger.seamless.book import open_items
 from ledger.seamless.commands import FinishStake, IntendStake
 from ledger.seamless.errors import StakeRolledBack, WalletRefused, WalletUnavailable
 from ledger.seamless.wire import from_wire, to_wire
+from ledger.tables import commands as tc
 from ledger.unit_of_work import UnitOfWork
 from wallet.client import WalletClient
 from wallet.protocol import Transaction
@@ -47,8 +48,23 @@ from wallet.protocol import Transaction
 log = logging.getLogger("croupier.wallet")
 Result = dict[str, Any]
 
-STAKING = (c.RedDogBet, c.RedDogRepeat, c.RedDogRaise, c.VideoPokerDeal, c.StartRound, c.Decide)
-"""Commands that may take a stake (a start, or a decision that adds one)."""
+STAKING = (
+    c.RedDogBet,
+    c.RedDogRepeat,
+    c.RedDogRaise,
+    c.VideoPokerDeal,
+    c.StartRound,
+    c.Decide,
+    tc.PlaceBet,
+    tc.RepeatBets,
+    tc.DoubleBets,
+    tc.AllSideBets,
+    tc.TableDecide,
+)
+"""Commands that may take a stake (a start, a bet, or a decision that adds one)."""
+RECOVER_MARGIN_SECONDS = 30.0
+"""Start-up recovery leaves alone a debit intent younger than the longest a wallet client
+may wait on a debit plus this margin: another live process may still be sending it."""
 RESTARTED = "croupier stopped between the debit's intent and its outcome"
 RETRIED = "the request was retried after its debit was sent; its outcome was not recorded"
 STALE = "the debit's request failed before its outcome was recorded"
@@ -204,11 +220,23 @@ class StakeGate:
             )
         return len(stale)
 
-    def recover(self) -> int:
-        """At start: every debit intent without an outcome is unknown (croupier stopped
-        between sending it and recording what came back): roll it back. Run it before
-        serving, while no debit of this process is in flight."""
-        pending = open_items(self.casino).pending_outcomes()
+    def longest_debit(self) -> float:
+        """Seconds the longest debit of any wallet client can take (every timeout)."""
+        return max((w.longest_call() for w in self.wallets.values()), default=0.0)
+
+    def recover(self, now: float | None = None) -> int:
+        """At start: a debit intent without an outcome is unknown (croupier stopped between
+        sending it and recording what came back): roll it back. Only one older than the
+        longest debit plus a margin: with several workers on one store (PostgreSQL,
+        ``serve --workers N``) a younger one may be in flight in another live process;
+        it is left to :meth:`resolve_stale`, which runs while serving."""
+        now = time.time() if now is None else now
+        older_than = self.longest_debit() + RECOVER_MARGIN_SECONDS
+        pending = [
+            e
+            for e in open_items(self.casino).pending_outcomes()
+            if now - datetime.fromisoformat(e.time).timestamp() >= older_than
+        ]
         for entry in pending:
             log.warning("wallet debit %s: %s; rolling it back", entry.transaction_id, RESTARTED)
             self.casino.command(

@@ -104,6 +104,29 @@ def added_stake(session: GameSession, game: str, code: str, decision_no: int, am
         _authorise(session, code, stage, amount, lambda: code)
 
 
+def table_stage(session: GameSession, kind: str, what: str | None, n: int) -> str:
+    """A live table's debit stage: ``<kind>:[<what>.]<n>.<session hex>`` (the round is
+    shared by every seat: the session names the seat, ``n`` its debit among the session's
+    debit intents, so a bet undone and placed again gets a new transaction id)."""
+    sid = str(session.id).replace("-", "")
+    return f"{kind}:{'' if what is None else what + '.'}{n}.{sid}"
+
+
+def table_stake(
+    session: GameSession, code: str, kind: str, what: str | None, amount: int
+) -> str | None:
+    """Authorise a live table's stake of ``amount`` (one command's, however many chips):
+    the stage the wallet accepted, or None for a transfer session."""
+    if not session.seamless:
+        return None
+    intents = int(getattr(session, "stake_intents", 0))
+    # While probing the intent is not recorded yet; once accepted it is the last one.
+    n = intents + 1 if _MODE.get() == _PROBE else intents
+    stage = table_stage(session, kind, what, n)
+    _authorise(session, code, stage, amount, lambda: code)
+    return stage
+
+
 def _authorise(
     session: GameSession, code: str | None, stage: str, amount: int, new_code: Callable[[], str]
 ) -> str:

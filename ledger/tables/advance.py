@@ -37,6 +37,8 @@ from ledger.tables.seat import OPEN, TableSeat
 from ledger.tables.shoe import TableShoe, shoe_id_for
 from ledger.tables.table import Table, rules_of
 from ledger.tables.table_round import TableRound, table_round_id_for
+from ledger.tables.wallet import credit as wallet_credit
+from ledger.tables.wallet import give_back, unapplied
 from ledger.unit_of_work import UnitOfWork
 
 CODE_PREFIX = "IBJ"
@@ -272,7 +274,11 @@ class Runner(TableBase):
             refund = record.debited - result.staked
             if credit > 0:
                 session.credit_win(rnd.code, credit)
-            if refund > 0:
+                wallet_credit(session, record, "win", credit)
+            if refund > 0 and session.seamless:
+                # its decisions' debits the engine did not apply are rolled back
+                refund = give_back(session, record, unapplied(record, refund), "not-applied")
+            elif refund > 0:
                 # A decision's stake the engine did not apply (it landed after its step
                 # closed): it goes back, so the books follow the engine.
                 session.refund(rnd.code, refund)
@@ -304,7 +310,10 @@ class Runner(TableBase):
             if late.status == OPEN and late.chips:
                 # A bet that landed after the deal read the seats: it never played.
                 session = uow.session(late.session_id)
-                session.refund(rnd.code, late.debited)
+                if session.seamless:
+                    give_back(session, late, late.wallet_debits, "after-the-deal")
+                else:
+                    session.refund(rnd.code, late.debited)
                 late.bets_cancelled(reason="after-the-deal", refunded=late.debited)
                 session.round_closed(rnd.code, None)
         shoe = self.shoe(uow, rnd)

@@ -13,6 +13,7 @@ from games.blackjack import DecisionKind, check_decision, decide, options
 from games.errors import BetAboveMaximum, BetBelowMinimum
 from ledger.accounts import GameSession
 from ledger.money import check_amount
+from ledger.seamless import port
 from ledger.tables import commands as tc
 from ledger.tables.base import Result, TableBase, parse_time
 from ledger.tables.errors import (
@@ -29,10 +30,18 @@ from ledger.tables.replay import seat_of
 from ledger.tables.seat import CANCELLED, OPEN, TableSeat, seat_id_for
 from ledger.tables.table import BET_TYPES
 from ledger.tables.table_round import TableRound
+from ledger.tables.wallet import credit, give_back, record_debit
 from ledger.unit_of_work import UnitOfWork
 
 GAME = "blackjack-table"
 """The ``game`` of a session's ``last_stake`` after a table round (REPEAT reads it)."""
+STAGES: dict[str, tuple[str, str | None]] = {
+    "chip": ("main", None),
+    "repeat": ("main", "repeat"),
+    "2x": ("main", "2x"),
+    "all-side-bets": ("side", "all"),
+}
+"""A seamless seat's debit stage per way of betting (kind, what); a side chip: side:<bet>."""
 
 
 def seat_view(seat: TableSeat, session: GameSession) -> Result:
@@ -114,6 +123,13 @@ class Betting(TableBase):
         need = sum(a for _, a in chips)
         session.check_open()
         session.check_debit(need)
+        what: str | None
+        if via == "chip" and chips[0][0] != "main":
+            kind, what = "side", chips[0][0]
+        else:
+            kind, what = STAGES[via]
+        # A seamless seat: one debit for the command's chips, accepted before they land.
+        stage = port.table_stake(session, rnd.code, kind, what, need)
         if not seat.chips:
             if session.open_round is None:
                 session.round_opened(rnd.code)
@@ -122,6 +138,7 @@ class Betting(TableBase):
         for bet, amount in chips:
             session.stake(rnd.code, amount)
             seat.bet_placed(bet=bet, amount=amount, via=via)
+        record_debit(seat, stage, need, len(chips))
 
     def bet(self, uow: UnitOfWork, cmd: tc.PlaceBet) -> Result:
         session = uow.session(cmd.session_id)
@@ -139,11 +156,30 @@ class Betting(TableBase):
         seat = self._seat(uow, rnd, session)
         if seat is None or not seat.chips:
             raise NothingToUndo("no chip to take back", game_code=rnd.code)
+        if session.seamless:
+            return self._undo_seamless(session, rnd, seat, cmd.everything)
         while seat.chips:
             bet, amount = seat.chips[-1]
             session.refund(rnd.code, int(amount))
             seat.bet_undone(bet=bet, amount=int(amount))
             if not cmd.everything:
+                break
+        if not seat.chips:
+            session.round_closed(rnd.code, None)
+        return seat_view(seat, session)
+
+    def _undo_seamless(
+        self, session: GameSession, rnd: TableRound, seat: TableSeat, everything: bool
+    ) -> Result:
+        """A seamless seat takes back the chips of its last debit (one command's: all of
+        a REPEAT's), or of every debit; each debit is rolled back at the wallet."""
+        while seat.wallet_debits:
+            last = seat.wallet_debits[-1]
+            for _ in range(int(last[3])):
+                bet, amount = seat.chips[-1]
+                seat.bet_undone(bet=bet, amount=int(amount))
+            give_back(session, seat, [last], "undo")
+            if not everything:
                 break
         if not seat.chips:
             session.round_closed(rnd.code, None)
@@ -228,6 +264,11 @@ class Betting(TableBase):
         elif d.kind is DecisionKind.INSURE:
             cost = rules.insurance_stake(seat.main)
         funded = cost <= session.balance
+        stage = None
+        if cost and session.seamless:
+            kind = {DecisionKind.INSURE: "insurance"}.get(d.kind, d.kind.value)
+            stage = port.table_stake(session, rnd.code, kind, str(cmd.step), cost)
+            funded = True  # the wallet accepted it (a refusal never gets here)
         after = decide(shared, seat, d, funded=funded)
         action = after.pending
         assert action is not None
@@ -237,6 +278,8 @@ class Betting(TableBase):
         if paid:
             # seed 002 "Incassare": the amount on the button is paid at once
             session.credit_win(rnd.code, paid)
+        record_debit(record, stage if funded and cost else None, cost, 0)
+        credit(session, record, f"cash-out:{cmd.step}", paid)
         record.decided(
             step=cmd.step,
             kind=action.kind.value,
@@ -287,7 +330,10 @@ class Betting(TableBase):
         if not connected and betting and seat.chips:
             # seed 002: disconnected before the betting time ends, the bets are returned
             refund = seat.debited
-            session.refund(rnd.code, refund)
+            if session.seamless:
+                give_back(session, seat, seat.wallet_debits, "disconnected")
+            else:
+                session.refund(rnd.code, refund)
             seat.bets_cancelled(reason="disconnected", refunded=refund)
             session.round_closed(rnd.code, None)
         return {**seat_view(seat, session), "seated": seat.status != CANCELLED}

@@ -14,6 +14,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from ledger.accounts import GameSession
+from ledger.errors import InvalidRequest
 from ledger.tables import commands as tc
 from ledger.tables.base import Result, TableBase, iso, parse_time
 from ledger.tables.errors import TableExists, TableNotFound
@@ -21,6 +22,7 @@ from ledger.tables.seat import CANCELLED, VOIDED, TableSeat
 from ledger.tables.shoe import TableShoe
 from ledger.tables.table import Table, check_config, table_id_for
 from ledger.tables.table_round import TableRound
+from ledger.tables.wallet import give_back
 from ledger.unit_of_work import UnitOfWork
 
 
@@ -125,7 +127,21 @@ class Operator(TableBase):
     ) -> tuple[int, int]:
         session: GameSession = uow.session(seat.session_id)
         refund, reverse = seat.debited, seat.credited
-        if session.closed:
+        if session.seamless:
+            # Every accepted debit of the seat is rolled back at the wallet. A credit
+            # already sent there cannot be reversed through the wallet protocol (as a
+            # seamless Red Dog round's): such a void is refused, for the whole round.
+            if reverse:
+                raise InvalidRequest(
+                    f"round {rnd.code} credited {reverse} at the operator's wallet to"
+                    f" {session.player_id}; the wallet protocol cannot reverse it: settle it"
+                    " with the operator",
+                    game_code=rnd.code,
+                )
+            refund = give_back(session, seat, seat.wallet_debits, "void")
+            if session.open_round == rnd.code:
+                session.round_closed(rnd.code, None)
+        elif session.closed:
             # the session's balance already went back to the account: adjust there
             account = uow.account_by_id(session.account_id)
             if refund:

@@ -53,6 +53,21 @@ class TableSeat(Aggregate):
         self.status = OPEN
         self.connected = True
         self.result: dict[str, Any] = {}
+        # A seamless seat's accepted debits not given back, oldest first: each
+        # [transaction_id, stage, amount, chips] (chips: how many of the last chips it
+        # paid for; 0 for a decision's stake). A transfer seat's stays empty.
+        self.wallet_debits: list[list[Any]] = []
+
+    @event("WalletDebited", topic=contracts.SEAT_WALLET_DEBITED)
+    def wallet_debited(self, transaction_id: str, stage: str, amount: int, chips: int) -> None:
+        """The operator's wallet accepted this debit for the seat's last ``chips`` chips
+        (or a decision's stake)."""
+        self.wallet_debits = [*self.wallet_debits, [transaction_id, stage, amount, chips]]
+
+    @event("WalletReturned", topic=contracts.SEAT_WALLET_RETURNED)
+    def wallet_returned(self, transaction_id: str, reason: str) -> None:
+        """The debit's rollback is queued (an undo, a cancellation, a void)."""
+        self.wallet_debits = [d for d in self.wallet_debits if d[0] != transaction_id]
 
     def bets(self) -> dict[str, int]:
         """Total on each bet type, in minor units (types without chips left out)."""
