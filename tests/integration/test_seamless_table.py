@@ -248,6 +248,16 @@ def test_a_round_with_side_bets_insurance_split_double_and_cash_out_debits_and_c
             assert len([e for e in credits if e.stage.startswith("win:")]) <= 1
             assert all(e.amount > 0 for e in credits)
         assert any(e.stage.startswith("win:") for n in bj.players for e in bj.entries(n))
+        # a void of a round that credited seamless seats is refused: nothing changes
+        before = len(wallet_book(bj.s.casino).listed())
+        r = bj.s.post(
+            f"/v1/table-rounds/{bj.round(1).code}/void",
+            {"reason": "shuffler fault", "incident_id": "INC-2"},
+            OPERATOR,
+        )
+        assert r.status_code == 422 and r.json()["code"] == "invalid-request", r.text
+        assert len(wallet_book(bj.s.casino).listed()) == before
+        assert bj.round(1).phase == "settled" and bj.seat("dan", 1).status == "settled"
         assert len(listed) == len(wallet_book(bj.s.casino).listed())  # ids all distinct
 
 
