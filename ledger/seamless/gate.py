@@ -16,7 +16,11 @@ transaction while the wallet answers:
 
 A retry of the request finds the recorded answer, or the intent without an outcome: then
 the debit is never sent again; its outcome is taken as unknown and rolled back. So is an
-intent found without an outcome when croupier starts (:meth:`recover`).
+intent found without an outcome when croupier starts (:meth:`recover`), once it is older
+than any debit can take (another worker on the same store may be sending a younger one).
+
+A live table's bets and decisions come through here too (their stages:
+:func:`ledger.seamless.port.table_stake`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The narrow port through which a round's stakes on a seamless session are authorised.
 
 :class:`ledger.play.Rounds` asks :func:`main_stake` before a round starts and
-:func:`added_stake` before a decision adds to the stake (a Red Dog raise). For a transfer
+:func:`added_stake` before a decision adds to the stake (a Red Dog raise); a live table's
+handlers ask :func:`table_stake` before a bet or a decision stakes. For a transfer
 session both return at once. For a seamless session a stake is only taken inside a
 command run by :mod:`ledger.seamless.gate`:
 
@@ -80,8 +81,7 @@ def accepted(stake: Accepted) -> Iterator[None]:
 
 def check_taken(session: GameSession, amount: int) -> None:
     """Called by the session itself before it records a seamless stake: only inside the
-    command that runs an accepted debit (anything else, e.g. a live table's bet, which has
-    no wallet calls yet, is refused)."""
+    command that runs an accepted debit (anything else is refused)."""
     if session.seamless and not isinstance(_MODE.get(), Accepted):
         raise StakeNotAuthorised(
             f"stake {amount} of a seamless session without a debit accepted by the wallet",

@@ -247,7 +247,17 @@ def test_a_round_with_side_bets_insurance_split_double_and_cash_out_debits_and_c
             assert sum(e.amount for e in credits) == seat.credited
             assert len([e for e in credits if e.stage.startswith("win:")]) <= 1
             assert all(e.amount > 0 for e in credits)
-        assert any(bj.seat(n, 1).credited == 0 for n in bj.players)  # someone lost
+        assert any(e.stage.startswith("win:") for n in bj.players for e in bj.entries(n))
+        # a void of a round that credited seamless seats is refused: nothing changes
+        before = len(wallet_book(bj.s.casino).listed())
+        r = bj.s.post(
+            f"/v1/table-rounds/{bj.round(1).code}/void",
+            {"reason": "shuffler fault", "incident_id": "INC-2"},
+            OPERATOR,
+        )
+        assert r.status_code == 422 and r.json()["code"] == "invalid-request", r.text
+        assert len(wallet_book(bj.s.casino).listed()) == before
+        assert bj.round(1).phase == "settled" and bj.seat("dan", 1).status == "settled"
         assert len(listed) == len(wallet_book(bj.s.casino).listed())  # ids all distinct
 
 
@@ -406,3 +416,23 @@ def test_a_bet_whose_debit_times_out_after_the_wallet_applied_it_is_rolled_back_
         assert [t["state"] for t in debits] == ["rolled-back", "accepted"]
         row = bj.s.wallet.rows(debits[0]["transaction_id"])
         assert row and row[0]["state"] == "rolled-back"  # the wallet had applied it
+
+
+def test_leaving_before_the_deal_rolls_back_every_debit_of_the_seat(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with table(tmp_path, NINE) as bj:
+        bj.join("bob")
+        bj.join("ann")
+        assert bj.bet("bob", "main", 1_000).status_code == 200
+        assert bj.post("bob", "all-side-bets").status_code == 200
+        assert bj.bet("ann", "main", 500).status_code == 200
+        r = bj.post("bob", "leave")
+        assert r.status_code == 200 and not r.json()["seated"], r.text
+        assert bj.seat("bob", 1).wallet_debits == []
+        play_out(bj, 1)
+        listed = assert_books_agree(bj, capsys)
+        assert bj.wallet_moved("bob") == 0
+        bobs = [t for t in listed.values() if t["player_token"] == "bob"]
+        assert sorted(t["call"] for t in bobs) == ["debit", "debit", "rollback", "rollback"]
+        assert {t["state"] for t in bobs} == {"rolled-back"}
