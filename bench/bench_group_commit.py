@@ -124,13 +124,22 @@ def play(
     for t in threads:
         t.start()
     start = time.perf_counter()
+    cpu = time.process_time()
     end[0] = start + seconds
     barrier.wait()
     for t in threads:
         t.join()
     took = time.perf_counter() - start
+    cpu = time.process_time() - cpu
     played = sum(c for _, c in counts)
-    return sum(r for r, _ in counts) / took, played / took, played
+    rounds = sum(r for r, _ in counts)
+    CPU_PER_ROUND.append(cpu / max(1, rounds))
+    return rounds / took, played / took, played
+
+
+CPU_PER_ROUND: list[float] = []
+"""This process's CPU per round of each ``play`` (the machine is shared: CPU per round
+moves far less with the load than rounds/s)."""
 
 
 # -- counting statements and round trips on the wire ----------------------------------------
@@ -282,9 +291,10 @@ def main() -> None:
             f"  run {rep + 1}: raw {raw[-1]:,.0f} tx/s; "
             + "; ".join(
                 f"{n} {f[-1][0]:,.0f} rounds/s {f[-1][1]:,.0f} commands/s "
-                f"({f[-1][1] / raw[-1]:.2f} x raw)"
-                for n, f in figures.items()
+                f"({f[-1][1] / raw[-1]:.2f} x raw, CPU {cpu * 1000:.1f} ms per round)"
+                for (n, f), cpu in zip(figures.items(), CPU_PER_ROUND[-2:], strict=True)
             )
+            + f"; load {os.getloadavg()[0]:.1f}"
         )
     print(f"raw locked transactions/s: {spread(raw)}")
     for name, fs in figures.items():

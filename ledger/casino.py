@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.application import AggregateNotFoundError, Application, ProcessingEvent
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import (
     IntegrityError,
@@ -143,7 +143,14 @@ class Casino(Application[UUID]):
         due = self.snapshotter.due(objs) if self.snapshotter is not None else []
         if due:
             kwargs["snapshots"] = due
-        recordings = super().save(*objs, **kwargs)
+        # The library's ``save`` (eventsourcing 9.5), with the events collected by
+        # ``_Collected``: the same events, in the same order.
+        processing_event = _Collected()
+        processing_event.collect_events(*objs, **kwargs)
+        recordings = self._record(processing_event)
+        self._take_snapshots(processing_event)
+        self._notify(recordings)
+        self.notify(processing_event.events)  # deprecated in the library, still called
         if due and self.snapshotter is not None:
             self.snapshotter.taken += len(due)
         return recordings
@@ -428,6 +435,22 @@ class Casino(Application[UUID]):
         if not getattr(self, "_closed", True):
             self._closed = True
             Application.close(self)
+
+
+class _Collected(ProcessingEvent[UUID]):
+    """The library's ``collect_events`` asks ``isinstance`` of two runtime-checkable
+    protocols for every object saved (some 50 us each on this machine, about 0.4 ms per
+    JB 4-line round); an ``Aggregate`` is neither a domain event nor anything but an
+    aggregate, so it is collected directly; anything else goes the library's way."""
+
+    def collect_events(self, *objs: Any, **kwargs: Any) -> None:
+        for obj in objs:
+            if isinstance(obj, Aggregate):
+                self.events.extend(obj.collect_events())
+                self.aggregates[obj.id] = obj
+            else:
+                super().collect_events(obj)
+        self.saved_kwargs.update(kwargs)
 
 
 @contextmanager

@@ -40,10 +40,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import lru_cache
 from typing import ClassVar, Final
 
 from games.cards import Card, full_deck
-from games.deal import Deal, shuffled
+from games.deal import SHUFFLE_MEMO, Deal, shuffled
 from games.errors import ActionOutOfPhase, GameRuleError, InvalidDecision, SeedMismatch
 from games.poker import HandRank, evaluate
 from games.video_poker.strategy import optimal_hold, winning_cards_hold
@@ -360,19 +361,46 @@ def normalize_holds(holds: object) -> tuple[int, ...]:
 
 def deal_cards(seed: Deal) -> tuple[Card, ...]:
     """The five dealt cards: the top of the ``vp/deal`` deck."""
+    if isinstance(seed, bytes):
+        return _deal_cards(seed)
     return tuple(shuffled(seed, DEAL_LABEL, full_deck())[:HAND_SIZE])
 
 
 def line_deck(seed: Deal, line: int, dealt: Sequence[Card]) -> list[Card]:
     """Line ``line``'s replacement deck: the cards not dealt, in id order, shuffled by the
     line's own stream (seed 000, seed 004: each hand draws from its own deck)."""
+    if isinstance(seed, bytes):
+        return list(_line_deck(seed, line, tuple(dealt)))
     shown = set(dealt)
     return shuffled(seed, line_label(line), [c for c in full_deck() if c not in shown])
 
 
 def double_deck(seed: Deal, step: int) -> list[Card]:
     """Double-up step ``step``'s fresh deck: dealer card ``[0]``, face-down ``[1:5]``."""
+    if isinstance(seed, bytes):
+        return list(_double_deck(seed, step))
     return shuffled(seed, double_label(step), full_deck())
+
+
+# The same decks remembered by a key that is cheap to hash (a card hashes in Python, so
+# a 47-card key costs a good part of what it saves): the round is re-derived from its
+# seed on every command, so a 4-line draw and its collect ask for the same decks again.
+
+
+@lru_cache(maxsize=SHUFFLE_MEMO)
+def _deal_cards(seed: bytes) -> tuple[Card, ...]:
+    return tuple(shuffled(seed, DEAL_LABEL, full_deck())[:HAND_SIZE])
+
+
+@lru_cache(maxsize=SHUFFLE_MEMO)
+def _line_deck(seed: bytes, line: int, dealt: tuple[Card, ...]) -> tuple[Card, ...]:
+    shown = set(dealt)
+    return tuple(shuffled(seed, line_label(line), [c for c in full_deck() if c not in shown]))
+
+
+@lru_cache(maxsize=SHUFFLE_MEMO)
+def _double_deck(seed: bytes, step: int) -> tuple[Card, ...]:
+    return tuple(shuffled(seed, double_label(step), full_deck()))
 
 
 def recommend(variant: Variant, dealt: Sequence[Card], coins: int) -> tuple[int, ...]:
