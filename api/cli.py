@@ -107,7 +107,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from api.app import create_app
     from api.auth import load_credentials
+    from api.malloc import limit_arenas
     from api.serve import WORKER_APP, WORKER_HEALTHCHECK_SECONDS, workers_refused
+
+    limit_arenas()  # before any thread starts (api.malloc)
 
     settings = Settings()
     refused = workers_refused(settings, args.workers)

@@ -63,6 +63,9 @@ MONEY_KINDS = {
 }
 TOPICS = [*ROUND_TYPES, *SHOE_TYPES, *SEAT_TYPES, *MONEY_KINDS]
 """Every topic a table's stream reads (the log is selected by them)."""
+KEPT_CODES = 4096
+"""Game codes a fold remembers as its table's or not (every other game's stakes and wins
+pass by it: kept without a bound, they would grow with every round played anywhere)."""
 WINDOWS = ("bets-closed", "insurance-closed", "step-closed")
 """Table messages after which a seat may have new options."""
 
@@ -310,6 +313,8 @@ class TableFold:
         if known is None:
             index = self.app.find(TableRoundCode, round_code_id_for(code))
             known = isinstance(index, TableRoundCode) and index.table == self.table
+            if len(self.codes) >= KEPT_CODES:
+                self.codes.clear()  # looked up again when next seen
             self.codes[code] = known
         return known
 

@@ -10,8 +10,14 @@ it prints the RSS of the serve process (with its workers' RSS when ``--workers``
 then the ratio of each figure to the one at ``--base`` rounds (the caches are full by
 then: 8,192 aggregates at the default 64 MiB budget).
 
+The load generator is a hand-written keep-alive HTTP/1.1 client (``--client raw``, one
+connection per client coroutine), cheap enough that the server sets the pace; ``--client
+httpx`` keeps one httpx client and connection per player, as ``bench_http.py`` does.
+At the end it prints the slope after ``--base`` (MiB per 1,000 rounds).
+
     python bench/bench_serve_memory.py [--rounds 100000] [--every 10000] [--base 20000]
         [--clients 16] [--sessions 500] [--workers 1] [--store postgres|sqlite]
+        [--client raw|httpx]
 """
 
 from __future__ import annotations

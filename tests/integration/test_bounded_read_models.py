@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from api.table_messages import KEPT_CODES, TableFold
 from ledger.bootstrap import bootstrap
 from ledger.seamless.book import Entry, WalletBook, listing, open_items, wallet_book
 from ledger.seamless.commands import OpenSeamlessSession
@@ -147,3 +148,12 @@ def test_a_seamless_casino_keeps_only_the_open_wallet_transactions(
         assert alive(Entry) == 0
     finally:
         app.close()
+
+
+def test_a_table_stream_remembers_a_bounded_number_of_other_games_codes(store: Store) -> None:
+    app = bootstrap(store.settings(), store.keyring)
+    store.apps.append(app)
+    fold = TableFold(app, "ibj-bounded")
+    for n in range(KEPT_CODES + 100):  # every other game's stake and win passes by it
+        assert not fold._ours(f"JB-{n:06d}")
+        assert len(fold.codes) <= KEPT_CODES
