@@ -3,7 +3,10 @@
 Needs only the rows and the public keys (``ledger.envelope`` and ``ledger.merkle`` are
 standalone modules documenting the formats; no application is started). Signature checks
 run in parallel worker processes; chains, the Merkle tree and the books are checked in
-notification order in the parent.
+notification order in the parent. With ``verify_db`` each worker reads its own range of
+rows and checks the chains and books inside it too, handing back boundary facts and sums
+(``_summarise``); the parent checks those against the log's order and re-checks a chunk
+row by row whenever they do not settle it (``Checker.feed_summary``).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from typing import Any
 from audit_cli.rows import read_rows
 from audit_cli.verify import Report, verify
 from tests.conftest import Store
-from tests.integration.test_tamper import Raw
+from tests.integration.test_tamper import Raw, assert_same_in_chunks
 
 
 def checks(report: Report) -> set[str]:
@@ -18,9 +18,12 @@ def checks(report: Report) -> set[str]:
 
 
 def run_verify(store: Store) -> Report:
-    return verify(
+    report = verify(
         read_rows(store.db), store.keyring.public_keys, jobs=1, check_gaps=store.kind == "sqlite"
     )
+    for chunk in (2, 3, 5):  # the books summed per chunk in the workers: the same findings
+        assert_same_in_chunks(store, chunk)
+    return report
 
 
 def _ids(raw: Raw, where: str, *params: Any) -> list[Any]:
