@@ -109,36 +109,21 @@ class TableFeed:
 
     # -- reading the log ------------------------------------------------------------------
 
-    def poll(self, wake: Callable[[list[Subscriber]], None] | None = None) -> list[Subscriber]:
+    def poll(self) -> list[Subscriber]:
         """Read the log up to its newest position; push every message to its streams and
-        heartbeats to idle ones; return the subscribers that got something (to wake).
-        ``wake``: called with the subscribers that got something so far after each page
-        of the log and as soon as a window's table message is pushed (before every
-        seat's options are computed), so no client waits for the rest of the read."""
+        heartbeats to idle ones; return the subscribers that got something (to wake)."""
         woken: set[Subscriber] = set()
         top = int(self.app.recorder.max_notification_id() or 0)
         with self.lock:
             while self.position < top:
                 messages, reached = self.fold.read(self.position, top)
                 for m in messages:
-                    self._publish(m, woken, wake)
+                    self._publish(m, woken)
                 self.position = reached
-                self._wake(woken, wake)
             self._heartbeats(woken)
         return list(woken)
 
-    @staticmethod
-    def _wake(woken: set[Subscriber], wake: Callable[[list[Subscriber]], None] | None) -> None:
-        if wake is not None and woken:
-            wake(list(woken))
-            woken.clear()
-
-    def _publish(
-        self,
-        m: Message,
-        woken: set[Subscriber],
-        wake: Callable[[list[Subscriber]], None] | None = None,
-    ) -> None:
+    def _publish(self, m: Message, woken: set[Subscriber]) -> None:
         now = self.clock()
         chunk = encode(m)
         if m.type == "shoe-shuffled":
@@ -153,7 +138,6 @@ class TableFeed:
             self.session_items.setdefault(m.session, []).append((m.position, chunk))
             self._push_all(self.subscribers.get(m.session, ()), chunk, now, woken)
         if m.session is None and m.type in WINDOWS:
-            self._wake(woken, wake)
             for o in self.fold.options_for(self.subscribers):
                 self._push_all(self.subscribers.get(o.session or "", ()), encode(o), now, woken)
 

@@ -99,7 +99,7 @@ class TableStreams:
         with self.lock:
             feeds = list(self.feeds.values())
         for feed in feeds:
-            woken = feed.poll(self.waker)
+            woken = feed.poll()
             if woken:
                 self.waker(woken)
 
