@@ -29,7 +29,7 @@ from games.blackjack import (
 from games.blackjack.decisions import Action, AutoReason
 from ledger.rounds import commitment, seal_seed
 from ledger.tables import commands as tc
-from ledger.tables.base import NotDue, Result, Stale, TableBase, iso, parse_time
+from ledger.tables.base import KEPT_ROUNDS, NotDue, Result, Stale, TableBase, iso, parse_time
 from ledger.tables.betting import GAME
 from ledger.tables.codes import TableRoundCode
 from ledger.tables.replay import seat_of
@@ -147,14 +147,36 @@ class Runner(TableBase):
         seats = [seat_of(rnd, states.rules, r, states=states) for r in records]
         return states.shared, records, seats
 
-    def _all_decided(
-        self, shared: SharedRound, records: list[TableSeat], seats: list[Seat]
-    ) -> bool:
-        """Every connected seat with a choice has made it (seed 002 timer: a window
-        closes at once when nobody is left to decide)."""
-        return all(
-            not r.connected or not options(shared, s) for r, s in zip(records, seats, strict=True)
-        )
+    def _deciding(self, uow: UnitOfWork, rnd: TableRound) -> bool:
+        """Whether a connected seat still has a choice in the open window (seed 002 timer:
+        a window closes at once when nobody is left to decide).
+
+        The runner asks every tick while a window is open, so this does not replay every
+        seat each time: a seat found with no choice left (it decided, or its hands are
+        done) stays so for this round version (only its own decisions change it), and is
+        remembered (``_done``, per committed round version, and only once its state is
+        committed: not a decision of this same batch); the first connected seat
+        with a choice answers. Over a window each seat is replayed about once, not once
+        per tick. A disconnected seat is looked at again each time (it may come back)."""
+        pending = bool(getattr(rnd, "_pending_events", None))
+        key = (rnd.id, rnd.version)
+        done = set() if pending else self._done.get(key)
+        if done is None:
+            if len(self._done) >= KEPT_ROUNDS:
+                self._done.clear()
+            done = self._done[key] = set()
+        states = self.states(rnd)
+        for sid in rnd.seats:
+            if sid in done:
+                continue
+            record = uow.get(TableSeat, UUID(sid))
+            assert record is not None, "a dealt seat exists"
+            if not options(states.shared, seat_of(rnd, states.rules, record, states=states)):
+                if not getattr(record, "_pending_events", None):
+                    done.add(sid)  # committed: a batch that may not commit is not kept
+            elif record.connected:
+                return True
+        return False
 
     def _next_deadline(self, rnd: TableRound, phase: str, at: datetime) -> str | None:
         key = {"insurance": "insurance_ms", "step": "step_ms"}.get(phase)
@@ -197,11 +219,9 @@ class Runner(TableBase):
     ) -> Result:
         if rnd.phase != "insurance":
             raise Stale(f"{rnd.code} has no insurance window open")
-        shared, records, seats = self._state(uow, rnd)
-        if not self._due(rnd, cmd, at) and not (
-            cmd.early and self._all_decided(shared, records, seats)
-        ):
+        if not self._due(rnd, cmd, at) and (not cmd.early or self._deciding(uow, rnd)):
             raise NotDue(f"the insurance window of {rnd.code} is open")
+        shared, _, seats = self._state(uow, rnd)
         after, _, closed = close_insurance(shared, seats, self.shoe(uow, rnd))
         phase = "settling" if after.phase is Phase.SETTLED else after.phase.value
         rnd.insurance_closed(
@@ -224,11 +244,9 @@ class Runner(TableBase):
     ) -> Result:
         if rnd.phase != "step" or rnd.step != cmd.step:
             raise Stale(f"step {cmd.step} of {rnd.code} is not open")
-        shared, records, seats = self._state(uow, rnd)
-        if not self._due(rnd, cmd, at) and not (
-            cmd.early and self._all_decided(shared, records, seats)
-        ):
+        if not self._due(rnd, cmd, at) and (not cmd.early or self._deciding(uow, rnd)):
             raise NotDue(f"step {cmd.step} of {rnd.code} is open")
+        shared, _, seats = self._state(uow, rnd)
         after, _, closed = close_step(shared, seats, self.shoe(uow, rnd))
         phase = after.phase.value
         rnd.step_closed(

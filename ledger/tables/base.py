@@ -81,6 +81,9 @@ class TableBase:
         self._shoes: dict[UUID, Shoe] = {}
         self._rules: dict[UUID, Rules] = {}
         self._states: dict[tuple[UUID, int], RoundStates] = {}
+        self._done: dict[tuple[UUID, int], set[str]] = {}
+        """Per committed round version: the dealt seats with no choice left in its open
+        window (the runner's early close, :meth:`Runner._deciding`)."""
 
     def table(self, uow: UnitOfWork, table: str) -> Table:
         found = uow.get(Table, table_id_for(table)) if isinstance(table, str) else None
