@@ -223,15 +223,6 @@ def _check_chunk(
     return [_check_row(r) for r in rows]
 
 
-def _check_range(db: str, lo: int, hi: int) -> tuple[list[Row], list[Checked]]:
-    """Worker side of ``verify_db``: read a range of rows and check them; the rows go back
-    without their state (but those a snapshot check replays), so the parent never
-    handles the bulk of the log."""
-    rows = read_range(db, lo, hi)
-    results = _check_chunk(rows)
-    return [_light(r) for r in rows], results
-
-
 Summary = tuple[int, int, bool, str, bytes, "list[tuple[str, int, bytes, int, bytes]]", Books]
 """A chunk that needs nothing of the parent but its boundary facts and its books:
 (first row id, last row id, ids consecutive, the one key id that signed every row,
@@ -373,7 +364,8 @@ def _books(money: list[tuple[int, Row, dict[str, Any]]]) -> Books | None:
 
 def _summary_job(args: tuple[str, int, int]) -> tuple[Summary | None, list[Row], list[Checked]]:
     """Worker side of ``verify_db``: read a range of rows, check them, and hand back the
-    chunk's boundary facts (or, when the chunk needs it, every row as ``_check_range``)."""
+    chunk's boundary facts (or, when the chunk needs it, every row, without its state but
+    for those a snapshot check replays)."""
     rows = read_range(*args)
     results = _check_chunk(rows)
     summary = _summarise(rows, results) if rows else None
@@ -472,10 +464,6 @@ def _finish(checker: Checker, snapshot_check: SnapshotCheck | None) -> Report:
         snapshot_check.finish()
         checker.report.snapshots = snapshot_check.checked
     return checker.finish()
-
-
-def _range_job(args: tuple[str, int, int]) -> tuple[list[Row], list[Checked]]:
-    return _check_range(*args)
 
 
 def _chunks(rows: Iterable[Row], size: int) -> Iterator[list[Row]]:
