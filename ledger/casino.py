@@ -229,24 +229,35 @@ class Casino(Application[UUID]):
                     self._writer.notify_all()
         return pending.outcome()
 
-    def command_alone(self, request_id: str, cmd: c.Command) -> Result:
+    def command_alone(self, request_id: str, cmd: c.Command, unrecorded: bool = False) -> Result:
         """Run ``cmd`` at once in its own transaction instead of waiting for the next batch:
         for a small command on the critical path of a caller that then waits on something
-        else (a seamless debit's intent, recorded before the wallet is called)."""
+        else (a seamless debit's intent, recorded before the wallet is called).
+        ``unrecorded``: the caller has just found no record of this request, so the first
+        attempt skips looking it up again (a record that lands meanwhile makes the save a
+        version conflict, and the next attempt looks it up)."""
         check_request_id(request_id)
         handler = self.handlers[type(cmd)]
         rid = request_aggregate_id(cmd.scope, request_id)
         pending = Pending(handler, cmd, request_id, rid, body_digest(cmd.name, cmd.body()))
-        self.run_carefully(pending)
+        self.run_carefully(pending, unrecorded)
         return pending.outcome()
 
-    def run_carefully(self, p: Pending) -> None:
+    def run_carefully(self, p: Pending, unrecorded: bool = False) -> None:
         """The single-command path, from reloaded state: look the request up, run the
         handler, save; reload and re-run on a version conflict."""
         name, request_id = p.cmd.name, p.request_id
         for attempt in range(MAX_ATTEMPTS):
             try:
-                result = self._attempt(p.handler, p.cmd, request_id, p.rid, p.digest, p.memo)
+                result = self._attempt(
+                    p.handler,
+                    p.cmd,
+                    request_id,
+                    p.rid,
+                    p.digest,
+                    p.memo,
+                    look_up=attempt > 0 or not unrecorded,
+                )
             except IntegrityError:
                 # A version conflict: another writer got there first. Reload and re-run.
                 time.sleep(min(0.001 * 2**attempt, 0.05))
@@ -299,9 +310,10 @@ class Casino(Application[UUID]):
         rid: UUID,
         digest: str,
         memo: dict[str, Any],
+        look_up: bool = True,
     ) -> Result:
         name = cmd.name
-        prior = self.find(Request, rid)
+        prior = self.find(Request, rid) if look_up else None
         if prior is not None:
             return self._answer(prior, request_id, name, digest)
         uow = UnitOfWork(self.find, memo)
