@@ -130,6 +130,7 @@ class StakeGate:
                         sub_request(request_id, "intent"),
                         IntendStake(cmd.session_id, request_id, to_wire(debit), digest),
                         unrecorded=True,  # looked up just above, under the session's lock
+                        held=session,  # as loaded above; the probe changed nothing of it
                     )
                     fresh = recorded["transaction"]["transaction_id"] == tid
                     debit = from_wire(recorded["transaction"])
