@@ -44,6 +44,11 @@ class UnitOfWork:
             return found
         return None
 
+    def hold(self, aggregate: Aggregate) -> None:
+        """Start this attempt from ``aggregate`` as the caller just loaded it (its own
+        copy) instead of loading it again."""
+        self._touched.setdefault(aggregate.id, aggregate)
+
     def account(self, player_id: str) -> Account:
         account = self.get(Account, account_id_for(player_id))
         if account is None:

@@ -35,6 +35,7 @@ from typing import Any
 
 from games.errors import GameRuleError
 from ledger import commands as c
+from ledger.accounts import GameSession
 from ledger.casino import Casino
 from ledger.contracts import DebitOutcome
 from ledger.errors import IdempotencyConflict, InsufficientFunds, LedgerError
@@ -113,7 +114,7 @@ class StakeGate:
             if intent is not None:
                 debit, fresh = from_wire(intent.result["transaction"]), False
             else:
-                needed = self._probe(cmd)
+                needed = self._probe(cmd, session)
                 if needed is None:
                     return None
                 debit = Transaction.debit(
@@ -128,6 +129,8 @@ class StakeGate:
                     recorded = self.casino.command_alone(  # not queued behind a whole batch
                         sub_request(request_id, "intent"),
                         IntendStake(cmd.session_id, request_id, to_wire(debit), digest),
+                        unrecorded=True,  # looked up just above, under the session's lock
+                        held=session,  # as loaded above; the probe changed nothing of it
                     )
                     fresh = recorded["transaction"]["transaction_id"] == tid
                     debit = from_wire(recorded["transaction"])
@@ -187,11 +190,15 @@ class StakeGate:
             cmd if result.outcome.value == DebitOutcome.ACCEPTED else None,
         )
 
-    def _probe(self, cmd: c.Command) -> port.StakeNeeded | None:
+    def _probe(self, cmd: c.Command, session: GameSession) -> port.StakeNeeded | None:
+        """What ``cmd`` would stake, from a scratch run of its handler that starts from
+        ``session`` as just loaded (a copy: nothing of the scratch run is saved)."""
         handler = self.casino.handlers[type(cmd)]
+        uow = UnitOfWork(self.casino.find, {})
+        uow.hold(session)
         with port.probing():
             try:
-                handler(UnitOfWork(self.casino.find, {}), cmd)
+                handler(uow, cmd)
             except port.StakeNeeded as needed:
                 return needed
         return None
