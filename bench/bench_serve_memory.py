@@ -10,10 +10,10 @@ it prints the RSS of the serve process (with its workers' RSS when ``--workers``
 then the ratio of each figure to the one at ``--base`` rounds (the caches are full by
 then: 8,192 aggregates at the default 64 MiB budget).
 
-The load generator is a hand-written keep-alive HTTP/1.1 client (``--client raw``, one
-connection per client coroutine), cheap enough that the server sets the pace; ``--client
-httpx`` keeps one httpx client and connection per player, as ``bench_http.py`` does.
-At the end it prints the slope after ``--base`` (MiB per 1,000 rounds).
+The load generator is ``bench_http``'s keep-alive HTTP/1.1 client (``--client raw``, one
+connection per client coroutine, its players taking turns on it), cheap enough that the
+server sets the pace; ``--client httpx`` keeps one httpx client and connection per
+player. At the end it prints the slope after ``--base`` (MiB per 1,000 rounds).
 
     python bench/bench_serve_memory.py [--rounds 100000] [--every 10000] [--base 20000]
         [--clients 16] [--sessions 500] [--workers 1] [--store postgres|sqlite]
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import random
 import sys
@@ -32,17 +31,15 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import AsyncExitStack, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_http import (  # the benchmark's own directory, set up above
-    BUY_IN,
-    DEAL,
+import bench_http  # the benchmark's own directory, set up above
+from bench_http import (
     OPERATOR,
+    Connection,
     HttpPlayer,
     Latencies,
     auth,
@@ -72,103 +69,27 @@ def store(kind: str, tmp: Path) -> Iterator[str]:
         yield url
 
 
-@dataclass
-class Player:
-    name: str
-    sid: str = ""
-    token: str = ""
-    requests: int = 0
-
-
-class RawClient:
-    """One keep-alive HTTP/1.1 connection written by hand: a load generator that costs a
-    fraction of httpx's CPU per request, so the server, not the client, sets the pace on a
-    small machine (the requests are the same as a game client's: JSON bodies, bearer
-    token, Idempotency-Key; a dropped connection is reopened and the request sent again
-    with the same key)."""
-
-    def __init__(self, base: str) -> None:
-        host, port = base.removeprefix("http://").split(":")
-        self.host, self.port = host, int(port)
-        self.reader: asyncio.StreamReader | None = None
-        self.writer: asyncio.StreamWriter | None = None
-        self.sent = 0
-
-    async def post(self, path: str, token: str, body: Any, key: str) -> Any:
-        data = b"" if body is None else json.dumps(body).encode()
-        head = (
-            f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\nAuthorization: Bearer {token}\r\n"
-            f"Idempotency-Key: {key}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(data)}\r\n\r\n"
-        ).encode()
-        for attempt in range(3):
-            try:
-                if self.writer is None:
-                    self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
-                assert self.reader is not None
-                self.writer.write(head + data)
-                status_line = await self.reader.readuntil(b"\r\n")
-                headers = await self.reader.readuntil(b"\r\n\r\n")
-                length = 0
-                for line in headers.split(b"\r\n"):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":", 1)[1])
-                payload = await self.reader.readexactly(length)
-                break
-            except (OSError, asyncio.IncompleteReadError):
-                if self.writer is not None:
-                    self.writer.close()
-                self.reader = self.writer = None
-                if attempt == 2:
-                    raise
-        self.sent += 1
-        status = int(status_line.split()[1])
-        if status >= 300:
-            raise RuntimeError(f"{path}: {status} {payload[:300]!r}")
-        return json.loads(payload)
-
-    async def play_round(self, p: Player | HttpPlayer) -> None:
-        base = f"/v1/sessions/{p.sid}/video-poker"
-        p.requests += 1
-        r = await self.post(f"{base}/deal", p.token, DEAL, f"{p.name}-r{p.requests}-d")
-        holds = r["view"]["recommended"]
-        r = await self.post(f"{base}/draw", p.token, {"holds": holds}, f"{p.name}-r{p.requests}-h")
-        if r["status"] == "open":  # a win is pending: take it
-            r = await self.post(f"{base}/collect", p.token, None, f"{p.name}-r{p.requests}-c")
-        assert r["status"] == "settled", r
-
-    async def open_player(self, p: Player) -> None:
-        """Account, deposit and a session for ``p``, as ``HttpPlayer.open`` does."""
-        account = {"player_id": p.name, "currency": "EUR"}
-        await self.post("/v1/accounts", OPERATOR, account, f"{p.name}-open")
-        deposit = {"amount": BUY_IN}
-        await self.post(f"/v1/accounts/{p.name}/deposits", OPERATOR, deposit, f"{p.name}-dep")
-        session = {"player_id": p.name, "buy_in": BUY_IN}
-        doc = await self.post("/v1/sessions", OPERATOR, session, f"{p.name}-session")
-        p.sid, p.token = doc["session_id"], doc["token"]
-
-    def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-
-
 async def run(args: argparse.Namespace, base: str, pid: int) -> list[tuple[int, float]]:
     marks: list[tuple[int, float]] = []
     async with AsyncExitStack() as stack:
         op = await stack.enter_async_context(httpx.AsyncClient(base_url=base, timeout=120))
-        made: list[Player] | list[HttpPlayer]
-        raws: list[RawClient] = []
+        made: list[HttpPlayer]
         if args.client == "raw":
-            made = [Player(f"m{k}") for k in range(args.sessions)]
-            raws = [RawClient(base) for _ in range(args.clients)]
+            # A few connections, each shared in turn by its client's players (one request
+            # at a time on each), so 500 sessions need no 500 sockets.
+            conns = [Connection(base) for _ in range(args.clients)]
+            for conn in conns:
+                stack.push_async_callback(conn.close)
+            made = [HttpPlayer(conns[k % args.clients], f"m{k}") for k in range(args.sessions)]
 
             async def setup(k: int) -> None:
                 for p in made[k :: args.clients]:
-                    await raws[k].open_player(p)
-                    await raws[k].play_round(p)  # warm-up
+                    await p.open()
+                    await p.play_round({"deal": [], "draw": [], "collect": []})  # warm-up
 
             await asyncio.gather(*(setup(k) for k in range(args.clients)))
         else:
+            bench_http.CLIENT = "httpx"  # one httpx client and connection per player
             made = await players(stack, base, "m", args.sessions)
         rng = random.Random(1)
         done = 0
@@ -181,15 +102,10 @@ async def run(args: argparse.Namespace, base: str, pid: int) -> list[tuple[int, 
         async def client(k: int) -> None:
             nonlocal done, next_mark
             mine = made[k :: args.clients]
-            raw = raws[k] if raws else None
             n = 0
             while done < args.rounds:
                 player = mine[n % len(mine)]
-                if raw is not None:
-                    await raw.play_round(player)
-                else:
-                    assert isinstance(player, HttpPlayer)
-                    await player.play_round(lat)
+                await player.play_round(lat)
                 n += 1
                 done += 1
                 for values in lat.values():
@@ -210,8 +126,6 @@ async def run(args: argparse.Namespace, base: str, pid: int) -> list[tuple[int, 
                         f" load average {os.getloadavg()[0]:.1f}",
                         flush=True,
                     )
-            if raw is not None:
-                raw.close()
 
         await asyncio.gather(*(client(k) for k in range(args.clients)))
     return marks
