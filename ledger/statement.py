@@ -140,6 +140,19 @@ class StatementBook:
             )
         )
 
+    def wants(self, originator_id: str, topic: str) -> bool:
+        """Whether an event may move the followed player's money: the account openings
+        (one names the player) and the events of the player's own ledgers (a movement is
+        recorded by the aggregate of one of its two ledgers, and a buy-in by the account
+        it leaves, so a session is the player's before its first event). Every event when
+        no player is followed."""
+        return (
+            self.player is None
+            or topic == ACCOUNT_OPENED
+            or f"account:{originator_id}" in self._owner
+            or f"session:{originator_id}" in self._owner
+        )
+
     def feed_payload(self, seq: int, originator_id: str, topic: str, payload: bytes) -> bool:
         """Feed one stored event; True once the page asked for is full."""
         self.last_seq = max(self.last_seq, seq)
@@ -177,7 +190,7 @@ class Statements:
         from ledger.checkpoints import feed_opened
 
         book = StatementBook(player, after, limit)
-        book.last_seq = feed_opened(self.app, 0, book.feed_payload)
+        book.last_seq = feed_opened(self.app, 0, book.feed_payload, wants=book.wants)
         return book
 
     def lines(self, player: str, after: int = 0, limit: int | None = None) -> list[Line]:

@@ -372,3 +372,36 @@ def test_audit_cli_void_prints_the_refund_the_reversal_and_the_balance_it_landed
             f" {won['payout']}, account balance now {doc['landed_balance']}, seed {doc['seed']}"
         ).split()
     )
+
+
+def test_a_players_statement_opens_none_of_another_players_events(
+    played: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The statement follows one player: every other player's events but its account's
+    opening (which names whose account it is) are passed over unopened (not verified, not
+    decoded), and its lines are the lines of a book fed every event of the log."""
+    from ledger.checkpoints import feed_opened
+    from ledger.statement import ACCOUNT_OPENED, StatementBook
+
+    app: Casino = played["app"]
+    app.open_account("open-other", "otto", "EUR")
+    app.deposit("dep-other", "otto", 9_000)
+    other = app.open_session("buy-other", "otto", 5_000)["session_id"]
+    win_a_round(app, other, "o")
+    everyone = StatementBook()
+    feed_opened(app, 0, everyone.feed_payload)
+    foreign = {str(account_id_for("otto")), other}
+    opened: list[str] = []
+    real_open = app.mapper.open  # type: ignore[attr-defined]
+
+    def counting_open(note: Any) -> Any:
+        if note.topic != ACCOUNT_OPENED:
+            opened.append(str(note.originator_id))
+        return real_open(note)
+
+    monkeypatch.setattr(app.mapper, "open", counting_open)
+    lines = statements(app).lines(PLAYER)
+    assert lines == everyone.lines(PLAYER) and lines
+    assert opened and not foreign & set(opened)
+    assert statements(app).lines("otto") == everyone.lines("otto")
+    assert foreign <= set(opened)
