@@ -39,6 +39,8 @@ LastPosition = Callable[[], int]
 Result = dict[str, Any]
 KEPT_ROUNDS = 8
 """Round versions whose rules and shared states a handler keeps (a few tables' rounds)."""
+KEPT_SHOES = 8
+"""Rebuilt shoes kept (the tables' current ones; any other is rebuilt from its sealed seed)."""
 
 
 class NotDue(LedgerError):
@@ -135,6 +137,8 @@ class TableBase:
             self.keyring.sealing_keys[record.sealing_kid], record.id, record.sealed_seed
         )
         shoe = self.shoe_maker(rules_of(rnd.config), seed)
+        if len(self._shoes) >= KEPT_SHOES:  # a long-running server deals shoe after shoe
+            self._shoes.clear()
         self._shoes[sid] = shoe
         return shoe
 

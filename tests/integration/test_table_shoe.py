@@ -186,3 +186,30 @@ def test_audit_cli_round_rederives_every_round_of_a_revealed_shoe_and_catches_a_
         for f in check_table_round(store.db, code, store.keyring.public_keys).findings
     ]
     assert any(f.field == "signature" for f in findings), findings
+
+
+def test_the_rebuilt_shoes_kept_are_bounded_and_a_dropped_one_is_rebuilt_alike(
+    store: Store, monkeypatch: Any
+) -> None:
+    """A long-running server deals shoe after shoe: the handlers keep at most
+    ``KEPT_SHOES`` rebuilt shoes (here 1), and a round of the next shoe plays on a shoe
+    rebuilt from its sealed seed."""
+    from ledger.tables import base
+
+    monkeypatch.setattr(base, "KEPT_SHOES", 1)
+    live = Live(store, config=ONE_DECK)
+    sessions = {name: live.player(name, 50_000) for name in POLICY}
+    live.tick()
+    number = 1
+    while play_a_round(live, sessions, number).next_start is not None:
+        number += 1
+        assert number < 30
+    last = play_a_round(live, sessions, number + 1)  # the first round of shoe 2
+    assert last.phase == "settled" and last.shoe_number == 2
+    holders = {
+        id(h.__self__): h.__self__ for h in live.app.handlers.values() if hasattr(h, "__self__")
+    }
+    kept = [len(h._shoes) for h in holders.values() if isinstance(h, base.TableBase)]
+    assert kept and max(kept) <= 1
+    record = live.app.find(TableShoe, shoe_id_for("T1", 1))
+    assert record is not None and record.seed is not None  # shoe 1 revealed, then dropped
