@@ -31,10 +31,15 @@ def free_port() -> int:
 
 
 def launch(
-    data_dir: Path, *args: str, startup_seconds: float = 120, **env_extra: str
+    data_dir: Path,
+    *args: str,
+    startup_seconds: float = 120,
+    cwd: Path | None = None,
+    **env_extra: str,
 ) -> tuple[str, int, subprocess.Popen[str]]:
     """``croupier serve [args]`` in a child process on a free port (nothing inherited from
-    this environment's CROUPIER_/POSTGRES_ settings), once /health answers."""
+    this environment's CROUPIER_/POSTGRES_ settings), once /health answers; run in
+    ``cwd`` (default: the data directory)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CROUPIER_", "POSTGRES_"))}
     env.update(CROUPIER_DATA_DIR=str(data_dir), PYTHONPATH=str(ROOT), **env_extra)
@@ -45,7 +50,7 @@ def launch(
     proc = subprocess.Popen(
         cmd,
         env=env,
-        cwd=data_dir,
+        cwd=cwd or data_dir,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
