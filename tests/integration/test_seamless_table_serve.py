@@ -28,6 +28,7 @@ import httpx
 import pytest
 
 from audit_cli.main import main as audit_cli
+from tests.conftest import Store
 from tests.integration.test_http_serve import ROOT, free_port, launch
 from wallet.sim.admin import SimAdmin
 
@@ -199,8 +200,10 @@ def net_of(rows: list[dict[str, Any]], name: str) -> int:
 
 
 def test_two_seamless_seats_play_real_rounds_against_wallet_sim(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """On SQLite (the data directory's file) and on PostgreSQL (``CROUPIER_DATABASE_URL``,
+    a fresh schema)."""
     names = ["ann", "bob"]
     players_file = [{"token": n, "currency": "EUR", "balance": START} for n in names]
     (tmp_path / "players.json").write_text(json.dumps(players_file))
@@ -216,6 +219,7 @@ def test_two_seamless_seats_play_real_rounds_against_wallet_sim(
             cwd=tmp_path,
             CROUPIER_WALLETS=json.dumps(wallets),
             CROUPIER_OPERATOR_TOKEN=OP_TOKEN,
+            **({} if store.database_url is None else {"CROUPIER_DATABASE_URL": store.database_url}),
         )
         try:
             with httpx.Client(base_url=base, timeout=30) as http:
@@ -297,7 +301,7 @@ def test_two_seamless_seats_play_real_rounds_against_wallet_sim(
         debits = [r for r in mine if r["call"] == "debit" and r["state"] == "accepted"]
         assert len(debits) >= ROUNDS  # a main bet each round at least
 
-    db = str(data / "casino.sqlite")
+    db = str(data / "casino.sqlite") if store.database_url is None else store.database_url
     capsys.readouterr()
     assert audit_cli(["wallet", "reconcile", "--operator", "op", "--db", db, "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
