@@ -311,5 +311,9 @@ def test_two_seamless_seats_play_real_rounds_against_wallet_sim(
     for p in players:
         t = listed["totals"]["players"][f"op:{p.name}"]
         assert t["pending"] == 0 and balances[p.name] == START + t["net"], t
+    # README's command as written (a table for people): one row per transaction.
+    assert audit_cli(["wallet", "reconcile", "--operator", "op", "--db", db]) == 0
+    text = capsys.readouterr().out
+    assert "totals per player" in text and all(f"op:{n}" in text for n in names), text
     pin = str(data / "keys" / "keyring.json")
     assert audit_cli(["verify", "--db", db, "--pin", pin, "--jobs", "1", "--balances"]) == 0
