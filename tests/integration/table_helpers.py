@@ -54,8 +54,15 @@ def seed_of(i: int) -> bytes:
 class Live:
     """One app with one table ("T1"), a fake clock and a runner."""
 
-    def __init__(self, store: Any, *shoes: Shoe, config: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        store: Any,
+        *shoes: Shoe,
+        config: dict[str, Any] | None = None,
+        seeds: tuple[bytes, ...] = (),
+    ) -> None:
         self.store = store
+        self.seeds = seeds  # real seeds handed out after the chosen shoes' ones
         self.clock = FakeClock()
         self.shoes = ChosenShoes(*shoes)
         self.app = self.open()
@@ -68,7 +75,9 @@ class Live:
             self.store.settings(),
             keyring=self.store.keyring,
             clock=self.clock,
-            seed_source=ChosenSeeds(*(seed_of(i) for i in range(len(self.shoes.shoes)))),
+            seed_source=ChosenSeeds(
+                *(seed_of(i) for i in range(len(self.shoes.shoes))), *self.seeds
+            ),
             shoe_maker=self.shoes,
             live_tables=True,
         )
