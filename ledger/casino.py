@@ -23,7 +23,12 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError, Application, ProcessingEvent
+from eventsourcing.application import (
+    AggregateNotFoundError,
+    Application,
+    ProcessingEvent,
+    project_aggregate,
+)
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import (
     IntegrityError,
@@ -44,7 +49,7 @@ from ledger.errors import (
     StorageUnavailable,
     TamperDetected,
 )
-from ledger.group_commit import Pending, run_batch
+from ledger.group_commit import Pending, fresh_copy, run_batch
 from ledger.keys import Keyring
 from ledger.projections import History
 from ledger.requests import (
@@ -101,6 +106,7 @@ class Casino(Application[UUID]):
         self.batched_commands = 0
         self.fallbacks = 0  # batches run again command by command (a collision)
         self.snapshotter: Snapshotter | None = None  # composed by bootstrap()
+        self._unsnapshotted_types: dict[type[Any], bool] = {}
         self.commit_observers: list[Callable[[int], None]] = []
         """Called after each commit with the newest notification id saved (the live
         tables' stream feeds wake on it instead of waiting for their next poll)."""
@@ -164,16 +170,58 @@ class Casino(Application[UUID]):
     # -- reading ----------------------------------------------------------------------
 
     def find(self, cls: type[A], aggregate_id: UUID) -> A | None:
+        repository = self.repository
+        if self._unsnapshotted(cls) and not self._in_cache(aggregate_id):
+            # A type that is never snapshotted (a request record, a delivery): read its
+            # events only; asking the snapshot table first is a second SELECT that always
+            # misses (most such lookups are for a record that does not exist).
+            found = project_aggregate(None, self.events.get(originator_id=aggregate_id))
+            return found if isinstance(found, cls) else None
         try:
-            agg: Aggregate = self.repository.get(aggregate_id)
+            agg: Aggregate = repository.get(aggregate_id)
         except AggregateNotFoundError:
             return None
         if not isinstance(agg, cls):
             return None
         return agg
 
+    def _unsnapshotted(self, cls: type[Any]) -> bool:
+        """Whether no aggregate of type ``cls`` (or a subtype) is ever snapshotted."""
+        if self.snapshotter is None:
+            return False  # not composed yet, or snapshots off: the library's path
+        known = self._unsnapshotted_types.get(cls)
+        if known is None:
+            types = self.snapshotter.types
+            known = cls is not Aggregate and not any(issubclass(t, cls) for t in types)
+            self._unsnapshotted_types[cls] = known
+        return known
+
+    def _in_cache(self, aggregate_id: UUID) -> bool:
+        cache = self.repository.cache
+        if cache is None:
+            return False
+        try:
+            cache.get(aggregate_id)
+        except KeyError:
+            return False
+        return True
+
     def get_session(self, session_id: UUID | str) -> GameSession:
         return UnitOfWork(self.find, {}).session(session_id)
+
+    def cached_session(self, session_id: UUID | str) -> GameSession:
+        """The session as this process last saved or read it, without the store's
+        fast-forward SELECT (a copy): for a caller whose save detects a stale session at
+        insert (a version conflict, then reloaded), such as the seamless gate."""
+        cache = self.repository.cache
+        if cache is not None:
+            try:
+                cached = cache.get(UUID(str(session_id)))
+            except (KeyError, ValueError):
+                cached = None
+            if isinstance(cached, GameSession):
+                return fresh_copy(cached)
+        return self.get_session(session_id)
 
     def find_round(self, code: str) -> Round:
         return UnitOfWork(self.find, {}).round(code)

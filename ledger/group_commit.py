@@ -104,14 +104,14 @@ class BatchView:
     def find(self, cls: type[Any], aggregate_id: UUID) -> Any:
         agg = self.held.get(aggregate_id)
         if agg is None:
-            agg = self._load(aggregate_id)
+            agg = self._load(cls, aggregate_id)
             if agg is None:
                 return None
             self.held[aggregate_id] = agg
         self.seen.setdefault(aggregate_id, agg.version)
         return agg if isinstance(agg, cls) else None
 
-    def _load(self, aggregate_id: UUID) -> Aggregate | None:
+    def _load(self, cls: type[Any], aggregate_id: UUID) -> Aggregate | None:
         cache = self.app.repository.cache
         if cache is not None:
             try:
@@ -123,7 +123,7 @@ class BatchView:
                 agg: Aggregate = fresh_copy(cast(Aggregate, cached))
                 self.cached_at[aggregate_id] = agg.version
                 return agg
-        found: Aggregate | None = self.app.find(Aggregate, aggregate_id)  # from the store
+        found: Aggregate | None = self.app.find(cls, aggregate_id)  # from the store
         return found
 
     def changed_by(self, uow: UnitOfWork) -> bool:
