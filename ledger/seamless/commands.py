@@ -46,6 +46,13 @@ class IntendStake(SessionCommand):
     transaction: dict[str, Any]
     digest: str = ""  # of the staking command as it arrived (a retry must match it)
 
+    def body(self) -> dict[str, Any]:
+        """The request's identity: the staking command as it arrived, not the debit a
+        probe derived for it now. A retry of the request therefore carries the intent
+        record's digest and gets the recorded intent (with its transaction) back; another
+        command under the same request id is an :class:`IdempotencyConflict`."""
+        return {"session_id": self.session_id, "request": self.request, "digest": self.digest}
+
 
 @dataclass(frozen=True)
 class FinishStake(SessionCommand):

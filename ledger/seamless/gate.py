@@ -96,14 +96,23 @@ class StakeGate:
 
     def run(self, request_id: str, cmd: c.SessionCommand) -> Result | None:
         """The command's answer, or None: not a seamless stake (run it as usual)."""
-        session = self.casino.get_session(cmd.session_id)
+        session = self.casino.cached_session(cmd.session_id)
         if not session.seamless:
             return None
         lock = self._locks[hash(str(session.id)) % _STRIPES]
         digest = body_digest(cmd.name, cmd.body())
         with lock:  # one stake at a time per session in this process
             final = self._recorded(cmd.scope, request_id)
-            intent = self._recorded(cmd.scope, sub_request(request_id, "intent"))
+            # The intent is looked up on a retry (an answer recorded: its digest says
+            # whether it is the same request) or while the session has a debit pending
+            # (an intent without its outcome can only exist then). Otherwise a recorded
+            # intent of this request id (its outcome since resolved by another request)
+            # collides when the new intent's record is saved, and that answers with it.
+            intent = (
+                self._recorded(cmd.scope, sub_request(request_id, "intent"))
+                if final is not None or session.pending_debit is not None
+                else None
+            )
             if intent is not None and intent.result.get("digest") != digest:
                 raise IdempotencyConflict(
                     f"request id {request_id!r} was already used for a different request",

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from ledger.casino import Casino
+from ledger.errors import IdempotencyConflict
 from ledger.seamless.book import wallet_book
 from ledger.seamless.commands import OpenSeamlessSession
 from ledger.seamless.errors import WalletUnavailable
@@ -203,6 +204,9 @@ def test_killed_between_a_debit_and_its_outcome_the_restart_rolls_it_back(
         # The retried request does not debit again: it answers with the rollback.
         with pytest.raises(WalletUnavailable):
             again.red_dog_bet("bet-1", sid, 2_000)
+        # Another bet under that request id is refused: the recorded intent says so.
+        with pytest.raises(IdempotencyConflict):
+            again.red_dog_bet("bet-1", sid, 3_000)
         taken = [r for r in wallet.admin.transactions() if r["call"] == "debit"]
         assert [r["status"] for r in taken] == (["ok"] if sent else ["error"])
         assert [r["state"] for r in taken] == ["rolled-back"]
