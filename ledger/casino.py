@@ -284,48 +284,13 @@ class Casino(Application[UUID]):
                     self._writer.notify_all()
         return pending.outcome()
 
-    def command_alone(
-        self,
-        request_id: str,
-        cmd: c.Command,
-        unrecorded: bool = False,
-        held: Aggregate | None = None,
-    ) -> Result:
-        """Run ``cmd`` at once in its own transaction instead of waiting for the next batch:
-        for a small command on the critical path of a caller that then waits on something
-        else (a seamless debit's intent, recorded before the wallet is called).
-        ``unrecorded``: the caller has just found no record of this request, so the first
-        attempt skips looking it up again (a record that lands meanwhile makes the save a
-        version conflict, and the next attempt looks it up). ``held``: an aggregate the
-        caller just loaded (its own copy, unchanged) that the first attempt starts from; if
-        it is stale the save is a version conflict and the next attempt reloads it."""
-        check_request_id(request_id)
-        handler = self.handlers[type(cmd)]
-        rid = request_aggregate_id(cmd.scope, request_id)
-        pending = Pending(handler, cmd, request_id, rid, body_digest(cmd.name, cmd.body()))
-        if held is not None and getattr(held, "_pending_events", None):
-            held = None  # changed by the caller: never save what the caller did to it
-        self.run_carefully(pending, unrecorded, held)
-        return pending.outcome()
-
-    def run_carefully(
-        self, p: Pending, unrecorded: bool = False, held: Aggregate | None = None
-    ) -> None:
+    def run_carefully(self, p: Pending) -> None:
         """The single-command path, from reloaded state: look the request up, run the
         handler, save; reload and re-run on a version conflict."""
         name, request_id = p.cmd.name, p.request_id
         for attempt in range(MAX_ATTEMPTS):
             try:
-                result = self._attempt(
-                    p.handler,
-                    p.cmd,
-                    request_id,
-                    p.rid,
-                    p.digest,
-                    p.memo,
-                    look_up=attempt > 0 or not unrecorded,
-                    held=held if attempt == 0 else None,
-                )
+                result = self._attempt(p.handler, p.cmd, request_id, p.rid, p.digest, p.memo)
             except IntegrityError:
                 # A version conflict: another writer got there first. Reload and re-run.
                 time.sleep(min(0.001 * 2**attempt, 0.05))
@@ -378,16 +343,12 @@ class Casino(Application[UUID]):
         rid: UUID,
         digest: str,
         memo: dict[str, Any],
-        look_up: bool = True,
-        held: Aggregate | None = None,
     ) -> Result:
         name = cmd.name
-        prior = self.find(Request, rid) if look_up else None
+        prior = self.find(Request, rid)
         if prior is not None:
             return self._answer(prior, request_id, name, digest)
         uow = UnitOfWork(self.find, memo)
-        if held is not None:
-            uow.hold(held)
         try:
             result = self.handle(handler, uow, cmd, rid, digest)
         except (LedgerError, GameRuleError):

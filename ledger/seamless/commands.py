@@ -2,7 +2,8 @@
 
 Only :class:`OpenSeamlessSession` comes from outside (the operator's route); the others
 are issued by :mod:`ledger.seamless.gate` and :mod:`ledger.seamless.outbox` around the
-wallet calls, each its own short transaction, so no transaction waits on the wallet.
+wallet calls, each committed (in a group-commit batch with other commands) before the
+wallet is called or after it answered, so no transaction waits on the wallet.
 """
 
 from __future__ import annotations

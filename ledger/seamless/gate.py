@@ -8,7 +8,8 @@ transaction while the wallet answers:
    the stake, which names the game code, the stage and the amount; the transaction id
    derives from the code and the stage;
 2. ``IntendStake``: the debit's intent is an event on the session (which is busy until
-   its outcome), before anything is sent;
+   its outcome), committed before anything is sent (it shares its batch's transaction
+   with other sessions' commands: one commit for many intents);
 3. the debit, sent once (:meth:`wallet.client.WalletClient.debit`);
 4. ``FinishStake`` under the caller's request id: the outcome is an event; if accepted,
    the command's handler runs again with that stake authorised and the round starts in
@@ -135,11 +136,9 @@ class StakeGate:
                 self._in_flight.add(tid)
             try:
                 if fresh:
-                    recorded = self.casino.command_alone(  # not queued behind a whole batch
+                    recorded = self.casino.command(
                         sub_request(request_id, "intent"),
                         IntendStake(cmd.session_id, request_id, to_wire(debit), digest),
-                        unrecorded=True,  # looked up just above, under the session's lock
-                        held=session,  # as loaded above; the probe changed nothing of it
                     )
                     fresh = recorded["transaction"]["transaction_id"] == tid
                     debit = from_wire(recorded["transaction"])

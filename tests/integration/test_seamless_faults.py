@@ -280,7 +280,7 @@ def test_an_intent_whose_request_failed_is_rolled_back_by_the_running_server(
     try:
         sid = _open(app, wallet, "ned")
         debit = Transaction.debit("ned", "RD-20261201-000000-AAAA", "main", 700, "EUR")
-        app.command_alone("lost#intent", IntendStake(sid, "lost", to_wire(debit), "digest"))
+        app.command("lost#intent", IntendStake(sid, "lost", to_wire(debit), "digest"))
         wallet.client.debit(debit)  # taken; then the request failed before its outcome
         gate = app.seamless.gate
         assert gate.resolve_stale(older_than=3_600) == 0  # too recent to be given up

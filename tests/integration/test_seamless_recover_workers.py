@@ -68,7 +68,7 @@ def test_a_worker_starting_up_leaves_another_workers_debit_in_flight_and_rolls_b
         bob = a.command("o2", OpenSeamlessSession(OP, "bob", "EUR"))["session_id"]
         # An orphan: bob's debit intent from a worker that died before its outcome.
         orphan = Transaction.debit("bob", "RD-ORPHAN-1", "main", 300, "EUR")
-        a.command_alone("orphan", IntendStake(bob, "gone", to_wire(orphan), ""))
+        a.command("orphan", IntendStake(bob, "gone", to_wire(orphan), ""))
 
         # Worker A sends ann's bet; its debit is in flight at the wallet.
         held = Held(wallet.client)
