@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -44,6 +45,16 @@ BET = 100
 
 
 CPU: list[float] = []  # this process's CPU ms per round of each run (wallet-sim excluded)
+EVENTS: list[float] = []  # signed events written per round of each run (outbox drained)
+
+
+def stored_events(directory: Path) -> int:
+    """Rows in the run's event table (SQLite, read-only)."""
+    con = sqlite3.connect(f"file:{directory / 'casino.sqlite'}?mode=ro", uri=True)
+    try:
+        return int(con.execute("SELECT COUNT(*) FROM stored_events").fetchone()[0])
+    finally:
+        con.close()
 
 
 def play(app: Casino, sessions: list[str], seconds: float) -> tuple[int, int]:
@@ -83,7 +94,9 @@ def transfer(directory: Path, n: int, seconds: float) -> float:
             app.open_account(f"a{i}", f"t{i}", "EUR")
             app.deposit(f"d{i}", f"t{i}", 10**9)
             sessions.append(str(app.open_session(f"o{i}", f"t{i}", 10**8)["session_id"]))
+        before = stored_events(directory)
         rounds, _ = play(app, sessions, seconds)
+        EVENTS.append((stored_events(directory) - before) / max(1, rounds))
         return rounds / seconds
     finally:
         app.close()
@@ -110,8 +123,11 @@ def seamless(
             doc = app.command(f"o{i}", OpenSeamlessSession("op", player, "EUR"))
             sessions.append(str(doc["session_id"]))
         app.seamless.start()
+        before = stored_events(directory)
         rounds, refused = play(app, sessions, seconds)
         pending = app.seamless.outbox.catch_up()
+        app.seamless.outbox.drain()  # the deliveries' records count as the round's events
+        EVENTS.append((stored_events(directory) - before) / max(1, rounds))
         return rounds / seconds, refused, pending
     finally:
         app.close()
@@ -146,7 +162,8 @@ def main() -> None:
                     figures[name].append(rate)
                     print(
                         f"repeat {rep + 1} {name:15} {rate:7.1f} rounds/s"
-                        f"  CPU {CPU[-1]:.1f} ms/round  load {load:.1f}{extra}",
+                        f"  CPU {CPU[-1]:.1f} ms/round  {EVENTS[-1]:.1f} events/round"
+                        f"  load {load:.1f}{extra}",
                         flush=True,
                     )
         finally:
