@@ -39,13 +39,14 @@ from ledger.tables import queries
 router = APIRouter(prefix="/v1", tags=["game"], responses=ERRORS)
 
 App = Annotated[Casino, Depends(casino)]
-Player = Annotated[auth.Caller, Depends(auth.session_player)]
+# A game action: its closed-session check runs inside its command (``auth.session_actor``).
+Player = Annotated[auth.Actor, Depends(auth.session_actor)]
 Reader = Annotated[auth.Caller, Depends(auth.session_reader)]
 LAST_GAMES = 10
 
 
-def _sid(caller: auth.Caller) -> str:
-    assert caller.session_id is not None  # set by session_player / session_reader
+def _sid(caller: auth.Caller | auth.Actor) -> str:
+    assert caller.session_id is not None  # set by session_actor / session_reader
     return caller.session_id
 
 
@@ -104,7 +105,7 @@ def start_round(
     app: App,
 ) -> RoundView:
     """Start a round of any registered game with its params (its rules check them)."""
-    return round_view(app.command(key, c.StartRound(_sid(caller), game, body)))
+    return round_view(app.command(key, c.StartRound(_sid(caller), game, body), caller.check))
 
 
 @router.post("/sessions/{session_id}/games/{game}/decide", response_model=RoundView)
@@ -112,7 +113,9 @@ def decide(
     game: GamePath, body: GameDecision, key: IdempotencyKey, caller: Player, app: App
 ) -> RoundView:
     """A decision on the open round of any registered game, in its wire form."""
-    return round_view(app.command(key, c.Decide(_sid(caller), game, tuple(body.decision))))
+    return round_view(
+        app.command(key, c.Decide(_sid(caller), game, tuple(body.decision)), caller.check)
+    )
 
 
 # -- Red Dog (seed 003) ----------------------------------------------------------------------
@@ -121,25 +124,25 @@ def decide(
 @router.post("/sessions/{session_id}/red-dog/bet", response_model=RoundView)
 def red_dog_bet(body: RedDogBet, key: IdempotencyKey, caller: Player, app: App) -> RoundView:
     """Stake a bet and deal two cards (a pair or consecutive cards settle at once)."""
-    return round_view(app.command(key, c.RedDogBet(_sid(caller), body.bet)))
+    return round_view(app.command(key, c.RedDogBet(_sid(caller), body.bet), caller.check))
 
 
 @router.post("/sessions/{session_id}/red-dog/raise", response_model=RoundView)
 def red_dog_raise(body: RedDogRaise, key: IdempotencyKey, caller: Player, app: App) -> RoundView:
     """Raise by up to the original bet, then the third card decides."""
-    return round_view(app.command(key, c.RedDogRaise(_sid(caller), body.amount)))
+    return round_view(app.command(key, c.RedDogRaise(_sid(caller), body.amount), caller.check))
 
 
 @router.post("/sessions/{session_id}/red-dog/see", response_model=RoundView)
 def red_dog_see(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
     """No raise: the third card decides."""
-    return round_view(app.command(key, c.RedDogSee(_sid(caller))))
+    return round_view(app.command(key, c.RedDogSee(_sid(caller)), caller.check))
 
 
 @router.post("/sessions/{session_id}/red-dog/repeat", response_model=RoundView)
 def red_dog_repeat(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
     """The same bet as the session's last Red Dog round, dealt at once."""
-    return round_view(app.command(key, c.RedDogRepeat(_sid(caller))))
+    return round_view(app.command(key, c.RedDogRepeat(_sid(caller)), caller.check))
 
 
 # -- Jacks or Better (seeds 000 and 004) -----------------------------------------------------
@@ -151,7 +154,7 @@ def video_poker_deal(
 ) -> RoundView:
     """Stake coin value x coins x lines and deal five cards with the proposed holds."""
     deal = c.VideoPokerDeal(_sid(caller), body.variant, body.coin_value, body.coins, body.lines)
-    return round_view(app.command(key, deal))
+    return round_view(app.command(key, deal, caller.check))
 
 
 @router.post("/sessions/{session_id}/video-poker/hold", response_model=RoundView)
@@ -160,7 +163,9 @@ def video_poker_hold(
 ) -> RoundView:
     """Record the player's hold selection (its own step in the round's history); no cards
     are drawn and no money moves. A later draw without holds uses it."""
-    return round_view(app.command(key, c.VideoPokerHold(_sid(caller), tuple(body.holds))))
+    return round_view(
+        app.command(key, c.VideoPokerHold(_sid(caller), tuple(body.holds)), caller.check)
+    )
 
 
 @router.post("/sessions/{session_id}/video-poker/draw", response_model=RoundView)
@@ -170,25 +175,25 @@ def video_poker_draw(
     """Hold the given positions (or the last `hold`, else the proposed holds) and draw the
     rest, each line from its own deck."""
     holds = None if body.holds is None else tuple(body.holds)
-    return round_view(app.command(key, c.VideoPokerDraw(_sid(caller), holds)))
+    return round_view(app.command(key, c.VideoPokerDraw(_sid(caller), holds), caller.check))
 
 
 @router.post("/sessions/{session_id}/video-poker/collect", response_model=RoundView)
 def video_poker_collect(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
     """Take the pending win: it is credited and the round ends."""
-    return round_view(app.command(key, c.VideoPokerCollect(_sid(caller))))
+    return round_view(app.command(key, c.VideoPokerCollect(_sid(caller)), caller.check))
 
 
 @router.post("/sessions/{session_id}/video-poker/double", response_model=RoundView)
 def video_poker_double(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
     """Stake the whole pending win on a double-up step."""
-    return round_view(app.command(key, c.VideoPokerDouble(_sid(caller))))
+    return round_view(app.command(key, c.VideoPokerDouble(_sid(caller)), caller.check))
 
 
 @router.post("/sessions/{session_id}/video-poker/half-double", response_model=RoundView)
 def video_poker_half_double(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
     """Stake half the pending win (rounded down) and bank the rest."""
-    return round_view(app.command(key, c.VideoPokerHalfDouble(_sid(caller))))
+    return round_view(app.command(key, c.VideoPokerHalfDouble(_sid(caller)), caller.check))
 
 
 @router.post("/sessions/{session_id}/video-poker/pick", response_model=RoundView)
@@ -196,4 +201,4 @@ def video_poker_pick(
     body: VideoPokerPick, key: IdempotencyKey, caller: Player, app: App
 ) -> RoundView:
     """Pick one of the four face-down cards against the dealer's card."""
-    return round_view(app.command(key, c.VideoPokerPick(_sid(caller), body.index)))
+    return round_view(app.command(key, c.VideoPokerPick(_sid(caller), body.index), caller.check))

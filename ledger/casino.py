@@ -44,7 +44,7 @@ from ledger.errors import (
     StorageUnavailable,
     TamperDetected,
 )
-from ledger.group_commit import Pending, run_batch
+from ledger.group_commit import Check, Pending, run_batch
 from ledger.keys import Keyring
 from ledger.projections import History
 from ledger.requests import (
@@ -190,11 +190,15 @@ class Casino(Application[UUID]):
 
     # -- the unit of work ---------------------------------------------------------------
 
-    def command(self, request_id: str, cmd: c.Command) -> Result:
-        """Run ``cmd`` at most once per (scope, request id); see module docstring."""
+    def command(self, request_id: str, cmd: c.Command, check: Check | None = None) -> Result:
+        """Run ``cmd`` at most once per (scope, request id); see module docstring.
+        ``check``: the caller's admission check (:data:`ledger.group_commit.Check`), run
+        first on the command's own unit of work, in its batch."""
         check_request_id(request_id)
         gate = self.stake_gate
         if gate is not None and gate.wants(cmd) and self._writer_thread != threading.get_ident():
+            if check is not None:
+                check(UnitOfWork(self.find, {}))  # the gate runs outside any batch
             answered = gate.run(request_id, cmd)  # waits on the wallet outside any batch
             if answered is not None:
                 return answered
@@ -203,6 +207,7 @@ class Casino(Application[UUID]):
             raise LookupError(f"no handler for {type(cmd).__name__}: compose with bootstrap()")
         rid = request_aggregate_id(cmd.scope, request_id)
         pending = Pending(handler, cmd, request_id, rid, body_digest(cmd.name, cmd.body()))
+        pending.check = check
         if self._writer_thread == threading.get_ident():
             # A command issued from inside a batch (a handler calling ``command``) would
             # wait for the batch it is part of: it runs alone, committed at once.
@@ -277,6 +282,7 @@ class Casino(Application[UUID]):
                     p.memo,
                     look_up=attempt > 0 or not unrecorded,
                     held=held if attempt == 0 else None,
+                    check=p.check,
                 )
             except IntegrityError:
                 # A version conflict: another writer got there first. Reload and re-run.
@@ -332,14 +338,17 @@ class Casino(Application[UUID]):
         memo: dict[str, Any],
         look_up: bool = True,
         held: Aggregate | None = None,
+        check: Check | None = None,
     ) -> Result:
         name = cmd.name
-        prior = self.find(Request, rid) if look_up else None
-        if prior is not None:
-            return self._answer(prior, request_id, name, digest)
         uow = UnitOfWork(self.find, memo)
         if held is not None:
             uow.hold(held)
+        if check is not None:
+            check(uow)  # before the look-up: a refused caller learns nothing of the request
+        prior = self.find(Request, rid) if look_up else None
+        if prior is not None:
+            return self._answer(prior, request_id, name, digest)
         try:
             result = self.handle(handler, uow, cmd, rid, digest)
         except (LedgerError, GameRuleError):
