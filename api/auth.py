@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate
@@ -43,6 +43,10 @@ from api.errors import ApiError
 from api.schemas import SESSION_ID_PATTERN
 from ledger.settings import Settings
 from ledger.unit_of_work import UnitOfWork
+
+if TYPE_CHECKING:
+    from ledger.casino import Casino
+    from ledger.commands import Command
 
 TOKENS_FILE = "api-tokens.json"
 SECRET_FILE = "api-secret.key"
@@ -280,11 +284,15 @@ def _open_session(request: Request, caller: Caller) -> Caller:
 
 @dataclass(frozen=True)
 class Actor:
-    """The game client of one session, about to run a command on it: ``check`` is the
-    closed-session check, for ``Casino.command(..., check=actor.check)``."""
+    """The game client of one session, about to run a command on it through
+    :meth:`command`, which hands the command the closed-session check (``check``)."""
 
     session_id: str
     check: Callable[[UnitOfWork], None]
+    casino: Casino
+
+    def command(self, request_id: str, cmd: Command) -> dict[str, Any]:
+        return self.casino.command(request_id, cmd, self.check)
 
 
 def session_player(
@@ -328,7 +336,7 @@ async def session_actor(
     def check(uow: UnitOfWork) -> None:
         _refuse_if_closed(credentials, uow.get(Aggregate, sid))
 
-    return Actor(caller.session_id, check)
+    return Actor(caller.session_id, check, request.app.state.casino)
 
 
 async def any_caller(
