@@ -30,9 +30,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 from uuid import UUID
 
+from eventsourcing.domain import Aggregate
 from fastapi import Depends, Request
 from fastapi import Path as PathParam
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -41,6 +42,11 @@ from api.common import canonical_session_id
 from api.errors import ApiError
 from api.schemas import SESSION_ID_PATTERN
 from ledger.settings import Settings
+from ledger.unit_of_work import UnitOfWork
+
+if TYPE_CHECKING:
+    from ledger.casino import Casino
+    from ledger.commands import Command
 
 TOKENS_FILE = "api-tokens.json"
 SECRET_FILE = "api-secret.key"
@@ -242,15 +248,25 @@ def _own_session(caller: Caller, session_id: str) -> Caller:
     return caller
 
 
-def _open_session(request: Request, caller: Caller) -> Caller:
+def _refuse_if_closed(credentials: Credentials, session: object) -> None:
     """A session token is refused once its session has been closed for longer than the
     grace (``CROUPIER_CLOSED_SESSION_GRACE_SECONDS``, default 300: the game client can
     still show the final state; until then actions are refused by the ledger as
-    ``session-closed``). A sync check: it may read the session from the store, so FastAPI
-    runs it in a worker thread."""
-    from eventsourcing.application import AggregateNotFoundError
-
+    ``session-closed``). Anything but a game session passes: the route answers 404."""
     from ledger.accounts import GameSession
+
+    if not isinstance(session, GameSession):
+        return
+    closed_for = credentials.clock() - session.modified_on.timestamp()
+    if session.closed and closed_for > credentials.closed_grace:
+        raise ApiError(401, "unauthenticated", "the session of this token is closed")
+
+
+def _open_session(request: Request, caller: Caller) -> Caller:
+    """The closed-session check (:func:`_refuse_if_closed`) on its own: a sync check, it
+    reads the session from the store, so FastAPI runs it in a worker thread. The game
+    actions run it inside their command instead (:func:`session_actor`)."""
+    from eventsourcing.application import AggregateNotFoundError
 
     if caller.role is Role.SESSION and caller.session_id is not None:
         credentials: Credentials = request.app.state.credentials
@@ -262,12 +278,21 @@ def _open_session(request: Request, caller: Caller) -> Caller:
             )
         except AggregateNotFoundError:
             return caller  # the route answers 404
-        if not isinstance(session, GameSession):
-            return caller  # the route answers 404
-        closed_for = credentials.clock() - session.modified_on.timestamp()
-        if session.closed and closed_for > credentials.closed_grace:
-            raise ApiError(401, "unauthenticated", "the session of this token is closed")
+        _refuse_if_closed(credentials, session)
     return caller
+
+
+@dataclass(frozen=True)
+class Actor:
+    """The game client of one session, about to run a command on it through
+    :meth:`command`, which hands the command the closed-session check (``check``)."""
+
+    session_id: str
+    check: Callable[[UnitOfWork], None]
+    casino: Casino
+
+    def command(self, request_id: str, cmd: Command) -> dict[str, Any]:
+        return self.casino.command(request_id, cmd, self.check)
 
 
 def session_player(
@@ -290,6 +315,28 @@ def session_reader(
     if caller.role is Role.OPERATOR:
         return Caller(Role.OPERATOR, canonical_session_id(session_id))
     return _open_session(request, _own_session(caller, session_id))
+
+
+async def session_actor(
+    request: Request,
+    session_id: SessionIdPath,
+    bearer: Annotated[Bearer, Depends(_session_scheme)],
+) -> Actor:
+    """The game client of the session named in the path, for a game action: the token
+    and the path checked here (no I/O, so in the event loop: no worker thread), the
+    closed-session check handed to the command, which runs it on the session it loads
+    anyway, in its batch: the action's one read of the session (``session_player``
+    reads it once more, in a worker thread of its own). As strict: what it refuses is
+    refused before the command runs or its request id is looked up."""
+    caller = _own_session(_caller(request, bearer), session_id)
+    assert caller.session_id is not None  # a session credential
+    credentials: Credentials = request.app.state.credentials
+    sid = UUID(caller.session_id)
+
+    def check(uow: UnitOfWork) -> None:
+        _refuse_if_closed(credentials, uow.get(Aggregate, sid))
+
+    return Actor(caller.session_id, check, request.app.state.casino)
 
 
 async def any_caller(

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, Path
+from fastapi import APIRouter, Body, Depends, Path, Response
+from pydantic import TypeAdapter
 
 from api import auth
 from api.catalogue import catalogue
@@ -39,13 +40,26 @@ from ledger.tables import queries
 router = APIRouter(prefix="/v1", tags=["game"], responses=ERRORS)
 
 App = Annotated[Casino, Depends(casino)]
-Player = Annotated[auth.Caller, Depends(auth.session_player)]
+# A game action: its closed-session check runs inside its command (``auth.session_actor``).
+Player = Annotated[auth.Actor, Depends(auth.session_actor)]
 Reader = Annotated[auth.Caller, Depends(auth.session_reader)]
 LAST_GAMES = 10
 
 
-def _sid(caller: auth.Caller) -> str:
-    assert caller.session_id is not None  # set by session_player / session_reader
+_ROUND_VIEW = TypeAdapter(RoundView)
+
+
+def _answer(result: dict[str, Any]) -> Response:
+    """A game action's response: the bytes FastAPI makes of the RoundView for
+    ``response_model=RoundView`` (its ``dump_json`` by alias), built here in the worker
+    thread, because FastAPI checks a sync endpoint's return value against the model in
+    a second worker-thread hand-off of its own (a RoundView just built passes as is)."""
+    body = _ROUND_VIEW.dump_json(round_view(result), by_alias=True)
+    return Response(body, media_type="application/json")
+
+
+def _sid(caller: auth.Caller | auth.Actor) -> str:
+    assert caller.session_id is not None  # set by session_actor / session_reader
     return caller.session_id
 
 
@@ -101,99 +115,88 @@ def start_round(
     body: Annotated[dict[str, Any], Body(description="the game's params, e.g. its bet")],
     key: IdempotencyKey,
     caller: Player,
-    app: App,
-) -> RoundView:
+) -> Response:
     """Start a round of any registered game with its params (its rules check them)."""
-    return round_view(app.command(key, c.StartRound(_sid(caller), game, body)))
+    return _answer(caller.command(key, c.StartRound(_sid(caller), game, body)))
 
 
 @router.post("/sessions/{session_id}/games/{game}/decide", response_model=RoundView)
-def decide(
-    game: GamePath, body: GameDecision, key: IdempotencyKey, caller: Player, app: App
-) -> RoundView:
+def decide(game: GamePath, body: GameDecision, key: IdempotencyKey, caller: Player) -> Response:
     """A decision on the open round of any registered game, in its wire form."""
-    return round_view(app.command(key, c.Decide(_sid(caller), game, tuple(body.decision))))
+    return _answer(caller.command(key, c.Decide(_sid(caller), game, tuple(body.decision))))
 
 
 # -- Red Dog (seed 003) ----------------------------------------------------------------------
 
 
 @router.post("/sessions/{session_id}/red-dog/bet", response_model=RoundView)
-def red_dog_bet(body: RedDogBet, key: IdempotencyKey, caller: Player, app: App) -> RoundView:
+def red_dog_bet(body: RedDogBet, key: IdempotencyKey, caller: Player) -> Response:
     """Stake a bet and deal two cards (a pair or consecutive cards settle at once)."""
-    return round_view(app.command(key, c.RedDogBet(_sid(caller), body.bet)))
+    return _answer(caller.command(key, c.RedDogBet(_sid(caller), body.bet)))
 
 
 @router.post("/sessions/{session_id}/red-dog/raise", response_model=RoundView)
-def red_dog_raise(body: RedDogRaise, key: IdempotencyKey, caller: Player, app: App) -> RoundView:
+def red_dog_raise(body: RedDogRaise, key: IdempotencyKey, caller: Player) -> Response:
     """Raise by up to the original bet, then the third card decides."""
-    return round_view(app.command(key, c.RedDogRaise(_sid(caller), body.amount)))
+    return _answer(caller.command(key, c.RedDogRaise(_sid(caller), body.amount)))
 
 
 @router.post("/sessions/{session_id}/red-dog/see", response_model=RoundView)
-def red_dog_see(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
+def red_dog_see(key: IdempotencyKey, caller: Player) -> Response:
     """No raise: the third card decides."""
-    return round_view(app.command(key, c.RedDogSee(_sid(caller))))
+    return _answer(caller.command(key, c.RedDogSee(_sid(caller))))
 
 
 @router.post("/sessions/{session_id}/red-dog/repeat", response_model=RoundView)
-def red_dog_repeat(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
+def red_dog_repeat(key: IdempotencyKey, caller: Player) -> Response:
     """The same bet as the session's last Red Dog round, dealt at once."""
-    return round_view(app.command(key, c.RedDogRepeat(_sid(caller))))
+    return _answer(caller.command(key, c.RedDogRepeat(_sid(caller))))
 
 
 # -- Jacks or Better (seeds 000 and 004) -----------------------------------------------------
 
 
 @router.post("/sessions/{session_id}/video-poker/deal", response_model=RoundView)
-def video_poker_deal(
-    body: VideoPokerDeal, key: IdempotencyKey, caller: Player, app: App
-) -> RoundView:
+def video_poker_deal(body: VideoPokerDeal, key: IdempotencyKey, caller: Player) -> Response:
     """Stake coin value x coins x lines and deal five cards with the proposed holds."""
     deal = c.VideoPokerDeal(_sid(caller), body.variant, body.coin_value, body.coins, body.lines)
-    return round_view(app.command(key, deal))
+    return _answer(caller.command(key, deal))
 
 
 @router.post("/sessions/{session_id}/video-poker/hold", response_model=RoundView)
-def video_poker_hold(
-    body: VideoPokerHold, key: IdempotencyKey, caller: Player, app: App
-) -> RoundView:
+def video_poker_hold(body: VideoPokerHold, key: IdempotencyKey, caller: Player) -> Response:
     """Record the player's hold selection (its own step in the round's history); no cards
     are drawn and no money moves. A later draw without holds uses it."""
-    return round_view(app.command(key, c.VideoPokerHold(_sid(caller), tuple(body.holds))))
+    return _answer(caller.command(key, c.VideoPokerHold(_sid(caller), tuple(body.holds))))
 
 
 @router.post("/sessions/{session_id}/video-poker/draw", response_model=RoundView)
-def video_poker_draw(
-    body: VideoPokerDraw, key: IdempotencyKey, caller: Player, app: App
-) -> RoundView:
+def video_poker_draw(body: VideoPokerDraw, key: IdempotencyKey, caller: Player) -> Response:
     """Hold the given positions (or the last `hold`, else the proposed holds) and draw the
     rest, each line from its own deck."""
     holds = None if body.holds is None else tuple(body.holds)
-    return round_view(app.command(key, c.VideoPokerDraw(_sid(caller), holds)))
+    return _answer(caller.command(key, c.VideoPokerDraw(_sid(caller), holds)))
 
 
 @router.post("/sessions/{session_id}/video-poker/collect", response_model=RoundView)
-def video_poker_collect(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
+def video_poker_collect(key: IdempotencyKey, caller: Player) -> Response:
     """Take the pending win: it is credited and the round ends."""
-    return round_view(app.command(key, c.VideoPokerCollect(_sid(caller))))
+    return _answer(caller.command(key, c.VideoPokerCollect(_sid(caller))))
 
 
 @router.post("/sessions/{session_id}/video-poker/double", response_model=RoundView)
-def video_poker_double(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
+def video_poker_double(key: IdempotencyKey, caller: Player) -> Response:
     """Stake the whole pending win on a double-up step."""
-    return round_view(app.command(key, c.VideoPokerDouble(_sid(caller))))
+    return _answer(caller.command(key, c.VideoPokerDouble(_sid(caller))))
 
 
 @router.post("/sessions/{session_id}/video-poker/half-double", response_model=RoundView)
-def video_poker_half_double(key: IdempotencyKey, caller: Player, app: App) -> RoundView:
+def video_poker_half_double(key: IdempotencyKey, caller: Player) -> Response:
     """Stake half the pending win (rounded down) and bank the rest."""
-    return round_view(app.command(key, c.VideoPokerHalfDouble(_sid(caller))))
+    return _answer(caller.command(key, c.VideoPokerHalfDouble(_sid(caller))))
 
 
 @router.post("/sessions/{session_id}/video-poker/pick", response_model=RoundView)
-def video_poker_pick(
-    body: VideoPokerPick, key: IdempotencyKey, caller: Player, app: App
-) -> RoundView:
+def video_poker_pick(body: VideoPokerPick, key: IdempotencyKey, caller: Player) -> Response:
     """Pick one of the four face-down cards against the dealer's card."""
-    return round_view(app.command(key, c.VideoPokerPick(_sid(caller), body.index)))
+    return _answer(caller.command(key, c.VideoPokerPick(_sid(caller), body.index)))

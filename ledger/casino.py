@@ -49,7 +49,7 @@ from ledger.errors import (
     StorageUnavailable,
     TamperDetected,
 )
-from ledger.group_commit import Pending, fresh_copy, run_batch
+from ledger.group_commit import Check, Pending, fresh_copy, run_batch
 from ledger.keys import Keyring
 from ledger.projections import History
 from ledger.requests import (
@@ -238,11 +238,15 @@ class Casino(Application[UUID]):
 
     # -- the unit of work ---------------------------------------------------------------
 
-    def command(self, request_id: str, cmd: c.Command) -> Result:
-        """Run ``cmd`` at most once per (scope, request id); see module docstring."""
+    def command(self, request_id: str, cmd: c.Command, check: Check | None = None) -> Result:
+        """Run ``cmd`` at most once per (scope, request id); see module docstring.
+        ``check``: the caller's admission check (:data:`ledger.group_commit.Check`), run
+        first on the command's own unit of work, in its batch."""
         check_request_id(request_id)
         gate = self.stake_gate
         if gate is not None and gate.wants(cmd) and self._writer_thread != threading.get_ident():
+            if check is not None:
+                check(UnitOfWork(self.find, {}))  # the gate runs outside any batch
             answered = gate.run(request_id, cmd)  # waits on the wallet outside any batch
             if answered is not None:
                 return answered
@@ -251,6 +255,7 @@ class Casino(Application[UUID]):
             raise LookupError(f"no handler for {type(cmd).__name__}: compose with bootstrap()")
         rid = request_aggregate_id(cmd.scope, request_id)
         pending = Pending(handler, cmd, request_id, rid, body_digest(cmd.name, cmd.body()))
+        pending.check = check
         if self._writer_thread == threading.get_ident():
             # A command issued from inside a batch (a handler calling ``command``) would
             # wait for the batch it is part of: it runs alone, committed at once.
@@ -290,7 +295,9 @@ class Casino(Application[UUID]):
         name, request_id = p.cmd.name, p.request_id
         for attempt in range(MAX_ATTEMPTS):
             try:
-                result = self._attempt(p.handler, p.cmd, request_id, p.rid, p.digest, p.memo)
+                result = self._attempt(
+                    p.handler, p.cmd, request_id, p.rid, p.digest, p.memo, check=p.check
+                )
             except IntegrityError:
                 # A version conflict: another writer got there first. Reload and re-run.
                 time.sleep(min(0.001 * 2**attempt, 0.05))
@@ -343,12 +350,15 @@ class Casino(Application[UUID]):
         rid: UUID,
         digest: str,
         memo: dict[str, Any],
+        check: Check | None = None,
     ) -> Result:
         name = cmd.name
+        uow = UnitOfWork(self.find, memo)
+        if check is not None:
+            check(uow)  # before the look-up: a refused caller learns nothing of the request
         prior = self.find(Request, rid)
         if prior is not None:
             return self._answer(prior, request_id, name, digest)
-        uow = UnitOfWork(self.find, memo)
         try:
             result = self.handle(handler, uow, cmd, rid, digest)
         except (LedgerError, GameRuleError):

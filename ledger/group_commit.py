@@ -41,6 +41,11 @@ from ledger.unit_of_work import UnitOfWork
 log = logging.getLogger("croupier")
 Result = dict[str, Any]
 Handler = Callable[[UnitOfWork, Any], Result]
+Check = Callable[[UnitOfWork], None]
+"""An admission check of the caller (the API's closed-session check): read-only, run on
+the command's own unit of work before anything else, the idempotency look-up included,
+so it reads the aggregates the command is about to load and costs no read of its own;
+what it raises is the command's answer (nothing runs, nothing is recorded)."""
 
 
 class Casino(Protocol):
@@ -75,6 +80,7 @@ class Pending:
     rid: UUID
     digest: str
     memo: dict[str, Any] = field(default_factory=dict)
+    check: Check | None = None
     done: bool = False
     result: Result | None = None
     error: BaseException | None = None
@@ -218,13 +224,25 @@ def _run(app: Casino, batch: list[Pending]) -> None:
     accepted: list[Pending] = []
     refused: list[tuple[Pending, BaseException]] = []
     twins: list[tuple[Pending, Request]] = []
+    denied: list[tuple[Pending, BaseException]] = []
     for p in batch:
+        view.begin()
+        uow = UnitOfWork(view.find, p.memo)
+        if p.check is not None:
+            # On the batch's view: what it read from the cache is checked against the
+            # store before anything is answered (``stale``), like what the handlers read.
+            try:
+                p.check(uow)
+            except PersistenceError as e:
+                refused.append((p, e))  # answered as the store's failure, as alone
+                continue
+            except Exception as e:
+                denied.append((p, e))
+                continue
         twin = records.get(p.rid)
         if twin is not None:  # the same request id twice in one batch
             twins.append((p, twin))
             continue
-        view.begin()
-        uow = UnitOfWork(view.find, p.memo)
         try:
             result = app.handle(p.handler, uow, p.cmd, p.rid, p.digest)
         except IntegrityError:
@@ -276,6 +294,8 @@ def _run(app: Casino, batch: list[Pending]) -> None:
             p.finish(error=e)
     for p, error in refused:
         app.refuse(p, error)
+    for p, error in denied:
+        p.finish(error=error)
 
 
 def _has_pending(agg: Aggregate) -> bool:
