@@ -59,7 +59,8 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ledger.casino import Casino  # noqa: E402  # after the path set-up above
+from ledger.bootstrap import bootstrap  # noqa: E402  # after the path set-up above
+from ledger.casino import Casino  # noqa: E402
 from ledger.settings import Settings  # noqa: E402
 
 PG_URL = os.environ.get("CROUPIER_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
@@ -625,7 +626,7 @@ def main() -> int:
                             results[(w, "solo")].append(alone)
             if args.in_process:
                 with fresh_schema() as url:
-                    app = Casino(Settings(database_url=url, data_dir=Path(tmp) / f"inproc{run}"))
+                    app = bootstrap(Settings(database_url=url, data_dir=Path(tmp) / f"inproc{run}"))
                     app.sealer.start(interval)
                     try:
                         local = run_in_process(app, "c", args.clients, args.seconds)
