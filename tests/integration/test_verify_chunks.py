@@ -25,6 +25,7 @@ from audit_cli.rows import read_rows, read_snapshot_rows, read_trust_rows
 from audit_cli.verify import Report, verify, verify_db
 from ledger import envelope
 from ledger.keys import Keyring, fingerprint
+from tests.conftest import Store
 
 MOVED = "croupier/account/deposited@1"
 
@@ -263,3 +264,44 @@ def test_the_checkpointed_logs_hold_root_findings(tmp_path: Path) -> None:
             for f in _row_by_row(str(db), fingerprint(ring.signing_key.public_key())).findings
         }
     assert {"checkpoint-root", "checkpoint-sequence"} <= found, found
+
+
+def test_chunk_bounds_are_runs_of_the_ids_that_exist(tmp_path: Path) -> None:
+    # The database groups the ids (rows.chunk_bounds); the runs must be those of the ids
+    # themselves, gaps (deleted rows) and one huge id included.
+    from audit_cli.rows import chunk_bounds
+
+    path = tmp_path / "casino.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "CREATE TABLE stored_events (originator_id TEXT, originator_version INTEGER, "
+        "topic TEXT, state BLOB, PRIMARY KEY (originator_id, originator_version))"
+    )
+    rnd = random.Random(5)
+    ids = [*sorted(rnd.sample(range(1, 400), 150)), 2**47]
+    conn.executemany(
+        "INSERT INTO stored_events (rowid, originator_id, originator_version, topic, state) "
+        "VALUES (?, ?, 1, 't', x'00')",
+        [(n, f"{n:032x}") for n in ids],
+    )
+    conn.commit()
+    conn.close()
+    for size in (1, 2, 3, 7, 64, 150, 151, 2048):
+        runs = [ids[i : i + size] for i in range(0, len(ids), size)]
+        assert list(chunk_bounds(str(path), size)) == [(r[0], r[-1]) for r in runs], size
+    assert list(chunk_bounds(str(tmp_path / "casino.sqlite"), 5))[-1][1] == 2**47
+
+
+def test_chunk_bounds_on_both_stores_are_runs_of_the_rows_ids(store: Store) -> None:
+    from audit_cli.rows import chunk_bounds
+
+    app = store.open()
+    for i in range(7):
+        app.open_account(f"a{i}", f"p{i}", "EUR")
+        app.deposit(f"d{i}", f"p{i}", 100 + i)
+    app.seal()
+    ids = [r.notification_id for r in read_rows(store.db)]
+    assert len(ids) > 20
+    for size in (1, 2, 3, 5, 8, 1000):
+        runs = [ids[i : i + size] for i in range(0, len(ids), size)]
+        assert list(chunk_bounds(store.db, size)) == [(r[0], r[-1]) for r in runs], size
