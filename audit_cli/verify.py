@@ -335,19 +335,21 @@ def _summarise(rows: list[Row], results: list[Checked]) -> Summary | None:
     money: list[Any] = []
     last_id = -1
     consecutive = True
+    wanted = _WANTED
     for i, (row, (status, h, prev, leaf, extract, kid, fmt)) in enumerate(
         zip(rows, results, strict=True)
     ):
-        if status != "ok" or fmt != 2 or row.topic in TRUST_TOPICS:
+        n, oid, version, topic, _ = row
+        if status != "ok" or fmt != 2 or topic in TRUST_TOPICS:
             return None
         if kid != signer:
             if signer:
                 return None
             signer = kid
-        oid, version, n = row.originator_id, row.version, row.notification_id
-        newest = _WANTED.get(oid)
-        if newest is not None and version <= newest:
-            return None
+        if wanted:
+            newest = wanted.get(oid)
+            if newest is not None and version <= newest:
+                return None
         if n != last_id + 1 and i:
             consecutive = False
         last_id = n
