@@ -34,6 +34,7 @@ __all__ = [
     "leaf_hash",
     "node_hash",
     "root",
+    "subtree_levels",
     "verify_consistency",
     "verify_inclusion",
 ]
@@ -315,13 +316,39 @@ class LeafTable:
     (True, True)
     """
 
-    def __init__(self, leaf_hashes: Sequence[bytes]) -> None:
+    def __init__(
+        self,
+        leaf_hashes: Sequence[bytes],
+        blocks: Sequence[tuple[int, Sequence[bytes]]] = (),
+    ) -> None:
+        """``blocks``: hashes already computed, as (position of a block's first leaf, the
+        block's ``subtree_levels``), e.g. by the processes that hashed the leaves. Level
+        ``j`` of a block is used where the block is aligned to ``2^j`` leaves (its nodes
+        are then this table's); every other node is hashed here. A block's levels must
+        be those of the table's own leaves at its position (the caller's business)."""
         _check_leaf_hashes(leaf_hashes)
         self.levels: list[list[bytes]] = [list(leaf_hashes)]
+        j = 0
         while len(self.levels[-1]) > 1:
             below = self.levels[-1]
+            j += 1
+            count = len(below) // 2
+            level: list[bytes | None] = [None] * count
+            for start, levels in blocks:
+                if j > len(levels) or start % (1 << j):
+                    continue
+                blob, first = levels[j - 1], start >> j
+                k = min(len(blob) // HASH_SIZE, count - first)
+                if k <= 0:
+                    continue
+                level[first : first + k] = [
+                    blob[i : i + HASH_SIZE] for i in range(0, k * HASH_SIZE, HASH_SIZE)
+                ]
             self.levels.append(
-                [node_hash(below[i], below[i + 1]) for i in range(0, len(below) - 1, 2)]
+                [
+                    node_hash(below[2 * i], below[2 * i + 1]) if h is None else h
+                    for i, h in enumerate(level)
+                ]
             )
 
     @property
@@ -360,6 +387,21 @@ class LeafTable:
         if not 0 <= old_size <= new_size <= self.size:
             raise MerkleError(f"sizes {old_size} <= {new_size} <= {self.size} do not hold")
         return _consistency_path(self.range_hash, old_size, new_size)
+
+
+def subtree_levels(leaf_hashes: Sequence[bytes]) -> list[bytes]:
+    """The nodes a ``LeafTable`` over these leaves holds above them, level by level from
+    the pairs up, each level as one string of hashes (``LeafTable``'s ``blocks``)."""
+    out: list[bytes] = []
+    below = list(leaf_hashes)
+    while len(below) > 1:
+        n = len(below) - len(below) % 2  # an odd last node has no pair at this level
+        below = [
+            _sha256(_NODE_PREFIX + a + b).digest()
+            for a, b in zip(below[0:n:2], below[1:n:2], strict=True)
+        ]
+        out.append(b"".join(below))
+    return out
 
 
 def _split(n: int) -> int:
