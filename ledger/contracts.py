@@ -140,6 +140,10 @@ WALLET_DELIVERY: Final = "croupier/wallet-delivery@1"
 WALLET_DELIVERY_CREATED: Final = "croupier/wallet-delivery/created@1"
 WALLET_DELIVERED: Final = "croupier/wallet-delivery/delivered@1"
 
+GAME_CODE_CLAIM: Final = "croupier/game-code-claim@1"
+GAME_CODE_CLAIM_CREATED: Final = "croupier/game-code-claim/created@1"
+GAME_CODE_CLAIMED: Final = "croupier/game-code-claim/claimed@1"
+
 
 def wallet_ledger(operator: str, player_token: str) -> str:
     """The ledger name of a player's money at the operator's wallet (outside croupier)."""

@@ -43,6 +43,7 @@ from ledger.errors import IdempotencyConflict, InsufficientFunds, LedgerError
 from ledger.requests import MAX_REQUEST_ID, Request, body_digest, request_aggregate_id
 from ledger.seamless import port
 from ledger.seamless.book import open_items
+from ledger.seamless.claim import GameCodeTaken
 from ledger.seamless.commands import FinishStake, IntendStake
 from ledger.seamless.errors import StakeRolledBack, WalletRefused, WalletUnavailable
 from ledger.seamless.wire import from_wire, to_wire
@@ -75,6 +76,9 @@ RESTARTED = "croupier stopped between the debit's intent and its outcome"
 RETRIED = "the request was retried after its debit was sent; its outcome was not recorded"
 STALE = "the debit's request failed before its outcome was recorded"
 _STRIPES = 256
+CODE_DRAWS = 5
+"""Probes a stake may make for a game code nobody has claimed (each draw has 20 random
+bits for the second: a second clash in a row is already about one in a million)."""
 
 
 def sub_request(request_id: str, step: str) -> str:
@@ -122,30 +126,50 @@ class StakeGate:
             if final is not None:
                 return answer(self.casino.answer(final, request_id, FinishStake.name, final.digest))
             if intent is not None:
-                debit, fresh = from_wire(intent.result["transaction"]), False
-            else:
+                debit = from_wire(intent.result["transaction"])
+                return self._send_once(request_id, cmd, session, debit, digest, fresh=False)
+            for draw in range(CODE_DRAWS):
                 needed = self._probe(cmd, session)
                 if needed is None:
                     return None
                 debit = Transaction.debit(
                     session.player_id, needed.code, needed.stage, needed.amount, session.currency
                 )
-                fresh = True
-            tid = str(debit.transaction_id)
-            with self._guard:  # before the intent exists: resolve_stale never sees it idle
-                self._in_flight.add(tid)
-            try:
-                if fresh:
-                    recorded = self.casino.command(
-                        sub_request(request_id, "intent"),
-                        IntendStake(cmd.session_id, request_id, to_wire(debit), digest),
-                    )
-                    fresh = recorded["transaction"]["transaction_id"] == tid
-                    debit = from_wire(recorded["transaction"])
-                return self._finish(request_id, cmd, session.operator or "", debit, fresh)
-            finally:
-                with self._guard:
-                    self._in_flight.discard(tid)
+                try:
+                    return self._send_once(request_id, cmd, session, debit, digest, fresh=True)
+                except GameCodeTaken:
+                    # Another round claimed the code this probe drew (nothing was sent):
+                    # the next probe draws another.
+                    if draw == CODE_DRAWS - 1:
+                        raise
+            raise AssertionError("unreachable")
+
+    def _send_once(
+        self,
+        request_id: str,
+        cmd: c.SessionCommand,
+        session: GameSession,
+        debit: Transaction,
+        digest: str,
+        fresh: bool,
+    ) -> Result:
+        """Record the intent (if ``fresh``), send the debit only if this request recorded
+        it, and record the outcome."""
+        tid = str(debit.transaction_id)
+        with self._guard:  # before the intent exists: resolve_stale never sees it idle
+            self._in_flight.add(tid)
+        try:
+            if fresh:
+                recorded = self.casino.command(
+                    sub_request(request_id, "intent"),
+                    IntendStake(cmd.session_id, request_id, to_wire(debit), digest),
+                )
+                fresh = recorded["transaction"]["transaction_id"] == tid
+                debit = from_wire(recorded["transaction"])
+            return self._finish(request_id, cmd, session.operator or "", debit, fresh)
+        finally:
+            with self._guard:
+                self._in_flight.discard(tid)
 
     def _finish(
         self,

@@ -14,6 +14,7 @@ from ledger import commands as c
 from ledger.accounts import NAMESPACE, GameSession
 from ledger.contracts import DebitOutcome
 from ledger.seamless import port
+from ledger.seamless.claim import GameCodeClaim, GameCodeTaken, claim_id_for
 from ledger.seamless.commands import (
     FinishStake,
     IntendStake,
@@ -28,6 +29,10 @@ from wallet.protocol import Transaction
 
 Result = dict[str, Any]
 Handler = Callable[[UnitOfWork, Any], Result]
+FIRST_STAGE = "main"
+"""The stage of a session round's first debit (Red Dog's bet, video poker's deal), whose
+game code the probe has just drawn; a live table's stages name the seat (``main:…``) under
+the table round's code, which the table has already made unique."""
 
 
 class SeamlessHandlers:
@@ -59,6 +64,15 @@ class SeamlessHandlers:
         session.check_open()
         if session.pending_debit is not None:
             session.check_idle()  # raises SessionBusy naming the pending stake
+        debit = from_wire(cmd.transaction)
+        if debit.stage == FIRST_STAGE:
+            # A round's first debit, under the code its probe just drew: claim the code
+            # (its transaction id derives from it) before anything is sent.
+            if uow.get(GameCodeClaim, claim_id_for(debit.game_code)) is not None:
+                raise GameCodeTaken(
+                    f"game code {debit.game_code} is taken", game_code=debit.game_code
+                )
+            uow.add(GameCodeClaim(debit.game_code, str(session.id), str(debit.transaction_id)))
         session.stake_intended(transaction=dict(cmd.transaction), request=cmd.request)
         return {
             "session_id": str(session.id),

@@ -293,3 +293,44 @@ def test_an_intent_whose_request_failed_is_rolled_back_by_the_running_server(
         assert app.get_session(sid).pending_debit is None  # the session is free again
     finally:
         app.close()
+
+
+def test_two_rounds_that_draw_one_game_code_send_two_debits(
+    wallet: Wallet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One player, two sessions, the same stake, and both probes draw the same game code
+    (4 random characters a second: at 130 rounds/s that happens about once a minute). The
+    debit's transaction id derives from the code, so without the code's claim the wallet
+    would see one transaction for two debits (a duplicate of the first for the second
+    round: a round on a stake the wallet took once)."""
+    from ledger import play as play_module
+    from ledger.seamless.claim import GameCodeClaim, claim_id_for
+
+    real = play_module.new_game_code
+    drawn: list[str] = []
+
+    def twice(prefix: str, now: Any) -> str:
+        code = drawn[0] if len(drawn) == 1 else real(prefix, now)
+        drawn.append(code)
+        return code
+
+    monkeypatch.setattr(play_module, "new_game_code", twice)
+    app = open_casino(tmp_path / "data", _client(wallet))
+    try:
+        first = _open(app, wallet, "ann")
+        second = str(app.command("open-ann-2", OpenSeamlessSession(OP, "ann", "EUR"))["session_id"])
+        a = app.red_dog_bet("bet-a", first, 500)
+        b = app.red_dog_bet("bet-b", second, 500)
+        assert drawn[0] == drawn[1] == a["code"]  # the second probe drew the first's code
+        assert b["code"] == drawn[2] != a["code"]  # ... found it claimed, and drew again
+        for sid, r, tag in ((first, a, "a"), (second, b, "b")):
+            if r["status"] == "open":
+                app.red_dog_see(f"see-{tag}", sid)
+        debits = [r for r in wallet.admin.transactions() if r["call"] == "debit"]
+        assert len(debits) == 2 and {r["status"] for r in debits} == {"ok"}
+        assert len({r["transaction_id"] for r in debits}) == 2
+        claim = app.find(GameCodeClaim, claim_id_for(a["code"]))
+        assert claim is not None and claim.session_id == first
+        _settle_and_compare(app, wallet, ["ann"])
+    finally:
+        app.close()
