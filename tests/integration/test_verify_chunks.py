@@ -30,6 +30,18 @@ from tests.conftest import Store
 MOVED = "croupier/account/deposited@1"
 
 
+def write_rows(path: Path, rows: list[tuple[str, int, str, bytes]]) -> None:
+    """A SQLite event table holding ``rows`` as they are (no recorder, no checks)."""
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "CREATE TABLE stored_events (originator_id TEXT, originator_version INTEGER, "
+        "topic TEXT, state BLOB, PRIMARY KEY (originator_id, originator_version))"
+    )
+    conn.executemany("INSERT INTO stored_events VALUES (?, ?, ?, ?)", rows)
+    conn.commit()
+    conn.close()
+
+
 def build(path: Path, ring: Keyring, seed: int) -> None:
     rnd = random.Random(seed)
     log_id = bytes(rnd.randrange(256) for _ in range(16))
@@ -86,14 +98,7 @@ def build(path: Path, ring: Keyring, seed: int) -> None:
         if rnd.random() > 0.05:
             record_digest = digest if rnd.random() > 0.05 else "0" * 64
             add(rid, REQUEST_TOPIC, {"digest": record_digest, "command": "move"})
-    conn = sqlite3.connect(path)
-    conn.execute(
-        "CREATE TABLE stored_events (originator_id TEXT, originator_version INTEGER, "
-        "topic TEXT, state BLOB, PRIMARY KEY (originator_id, originator_version))"
-    )
-    conn.executemany("INSERT INTO stored_events VALUES (?, ?, ?, ?)", rows)
-    conn.commit()
-    conn.close()
+    write_rows(path, rows)
 
 
 def _row_by_row(db: str, pin: str) -> Report:
@@ -213,14 +218,7 @@ def build_checkpointed(path: Path, ring: Keyring, seed: int, n: int) -> None:
             checkpoint(seq + (1 if 0.05 <= kind < 0.1 else 0), size, 0.1 <= kind < 0.25)
             seq += 1
     checkpoint(seq, len(leaves), False)
-    conn = sqlite3.connect(path)
-    conn.execute(
-        "CREATE TABLE stored_events (originator_id TEXT, originator_version INTEGER, "
-        "topic TEXT, state BLOB, PRIMARY KEY (originator_id, originator_version))"
-    )
-    conn.executemany("INSERT INTO stored_events VALUES (?, ?, ?, ?)", rows)
-    conn.commit()
-    conn.close()
+    write_rows(path, rows)
 
 
 @pytest.mark.parametrize(("seed", "n"), [(0, 40), (1, 129), (2, 300), (3, 1000), (4, 2100)])
