@@ -170,15 +170,14 @@ class Casino(Application[UUID]):
     # -- reading ----------------------------------------------------------------------
 
     def find(self, cls: type[A], aggregate_id: UUID) -> A | None:
-        repository = self.repository
-        if self._unsnapshotted(cls) and not self._in_cache(aggregate_id):
+        if self._unsnapshotted(cls) and self.cached(aggregate_id) is None:
             # A type that is never snapshotted (a request record, a delivery): read its
             # events only; asking the snapshot table first is a second SELECT that always
             # misses (most such lookups are for a record that does not exist).
             found = project_aggregate(None, self.events.get(originator_id=aggregate_id))
             return found if isinstance(found, cls) else None
         try:
-            agg: Aggregate = repository.get(aggregate_id)
+            agg: Aggregate = self.repository.get(aggregate_id)
         except AggregateNotFoundError:
             return None
         if not isinstance(agg, cls):
@@ -196,15 +195,17 @@ class Casino(Application[UUID]):
             self._unsnapshotted_types[cls] = known
         return known
 
-    def _in_cache(self, aggregate_id: UUID) -> bool:
+    def cached(self, aggregate_id: UUID) -> Aggregate | None:
+        """The aggregate as this process last saved or read it (the cache's own object:
+        copy it before changing it), or None if it is not cached."""
         cache = self.repository.cache
         if cache is None:
-            return False
+            return None
         try:
-            cache.get(aggregate_id)
+            found = cache.get(aggregate_id)
         except KeyError:
-            return False
-        return True
+            return None
+        return found if isinstance(found, Aggregate) else None
 
     def get_session(self, session_id: UUID | str) -> GameSession:
         return UnitOfWork(self.find, {}).session(session_id)
@@ -213,14 +214,12 @@ class Casino(Application[UUID]):
         """The session as this process last saved or read it, without the store's
         fast-forward SELECT (a copy): for a caller whose save detects a stale session at
         insert (a version conflict, then reloaded), such as the seamless gate."""
-        cache = self.repository.cache
-        if cache is not None:
-            try:
-                cached = cache.get(UUID(str(session_id)))
-            except (KeyError, ValueError):
-                cached = None
-            if isinstance(cached, GameSession):
-                return fresh_copy(cached)
+        try:
+            cached = self.cached(UUID(str(session_id)))
+        except ValueError:
+            cached = None  # not an id: get_session says so
+        if isinstance(cached, GameSession):
+            return fresh_copy(cached)
         return self.get_session(session_id)
 
     def find_round(self, code: str) -> Round:

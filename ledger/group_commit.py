@@ -24,7 +24,7 @@ from collections.abc import Callable
 from copy import deepcopy
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
 from eventsourcing.application import Repository
@@ -61,6 +61,7 @@ class Casino(Protocol):
     def sealer(self) -> Sealer: ...
 
     def find(self, cls: type[Any], aggregate_id: UUID) -> Any: ...
+    def cached(self, aggregate_id: UUID) -> Aggregate | None: ...
     def save(self, *objs: Any, **kwargs: Any) -> Any: ...
     def handle(
         self, handler: Handler, uow: UnitOfWork, cmd: c.Command, rid: UUID, digest: str
@@ -118,17 +119,12 @@ class BatchView:
         return agg if isinstance(agg, cls) else None
 
     def _load(self, cls: type[Any], aggregate_id: UUID) -> Aggregate | None:
-        cache = self.app.repository.cache
-        if cache is not None:
-            try:
-                cached = cache.get(aggregate_id)
-            except KeyError:
-                cached = None
-            if cached is not None:
-                # A copy: the cache must not see changes of a batch that may not commit.
-                agg: Aggregate = fresh_copy(cast(Aggregate, cached))
-                self.cached_at[aggregate_id] = agg.version
-                return agg
+        cached = self.app.cached(aggregate_id)
+        if cached is not None:
+            # A copy: the cache must not see changes of a batch that may not commit.
+            agg: Aggregate = fresh_copy(cached)
+            self.cached_at[aggregate_id] = agg.version
+            return agg
         found: Aggregate | None = self.app.find(cls, aggregate_id)  # from the store
         return found
 

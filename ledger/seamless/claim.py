@@ -20,11 +20,12 @@ from eventsourcing.domain import Aggregate, event
 
 from ledger import contracts
 from ledger.accounts import NAMESPACE
-from ledger.errors import LedgerError
+from ledger.errors import Contention
 
 
-class GameCodeTaken(LedgerError):
-    """The game code a probe drew is already claimed by another seamless round."""
+class GameCodeTaken(Contention):
+    """The game code a probe drew is already claimed by another seamless round (the gate
+    draws again; if every draw clashed, the caller may retry: 503 with Retry-After)."""
 
     code = "game-code-taken"
 

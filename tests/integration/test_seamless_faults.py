@@ -331,6 +331,11 @@ def test_two_rounds_that_draw_one_game_code_send_two_debits(
         assert len({r["transaction_id"] for r in debits}) == 2
         claim = app.find(GameCodeClaim, claim_id_for(a["code"]))
         assert claim is not None and claim.session_id == first
+        # Had every draw clashed, the caller would be told to retry, not that it erred.
+        from api.errors import ledger_status
+        from ledger.seamless.claim import GameCodeTaken
+
+        assert ledger_status(GameCodeTaken(f"game code {a['code']} is taken")) == 503
         _settle_and_compare(app, wallet, ["ann"])
     finally:
         app.close()
