@@ -97,7 +97,7 @@ class Casino(Application[UUID]):
         self.seamless: Any = None  # a ledger.seamless.compose.Seamless, when composed
         self._closed = False
         # Group commit (ledger.group_commit): the commands waiting, and whether a batch runs.
-        self._writer = threading.Condition()
+        self._queue_lock = threading.Lock()
         self._waiting: list[Pending] = []
         self._writing = False
         self._writer_thread: int | None = None
@@ -260,33 +260,51 @@ class Casino(Application[UUID]):
             # wait for the batch it is part of: it runs alone, committed at once.
             self.run_carefully(pending)
             return pending.outcome()
-        with self._writer:
+        with self._queue_lock:
             self._waiting.append(pending)
-            while not pending.done:
-                if self._writing:
-                    self._writer.wait()
-                    continue
-                # No batch is running: this caller writes the next one (its own command
-                # is in it or in an earlier one; the queue is first come, first served).
-                self._writing = True
+            lead = not self._writing
+            self._writing = True
+        if not lead:
+            # Woken once: when a writer has answered this command, or when the writer
+            # before hands the next batch to this caller (its command still waiting).
+            pending.wake.acquire()
+        if not pending.done:
+            self._write_until(pending)
+        return pending.outcome()
+
+    def _write_until(self, pending: Pending) -> None:
+        """Write batches (first come, first served) until ``pending`` is answered, then
+        hand the writer's role to the oldest waiting command's caller, if any. Each
+        caller is woken alone: a batch never wakes the callers it did not answer."""
+        while not pending.done:
+            with self._queue_lock:
                 batch = self._waiting[: self._batch_max]
                 del self._waiting[: self._batch_max]
-                self._writer.release()
-                self._writer_thread = threading.get_ident()
-                try:
-                    run_batch(self, batch)
-                    self.batches += 1
-                    self.batched_commands += len(batch)
-                except BaseException as e:  # never leave a waiting command unanswered
-                    for p in batch:
-                        if not p.done:
-                            p.finish(error=e)
-                finally:
-                    self._writer_thread = None
-                    self._writer.acquire()
-                    self._writing = False
-                    self._writer.notify_all()
-        return pending.outcome()
+            self._writer_thread = threading.get_ident()
+            try:
+                run_batch(self, batch)
+                self.batches += 1
+                self.batched_commands += len(batch)
+            except BaseException as e:  # never leave a waiting command unanswered
+                for p in batch:
+                    if not p.done:
+                        p.finish(error=e)
+            finally:
+                self._writer_thread = None
+                for p in batch:
+                    if not p.done:  # run_batch answers every command; never wake one early
+                        p.finish(error=RuntimeError(f"{p.cmd.name} was not answered"))
+                    if p is not pending:
+                        p.wake.release()
+        self._hand_over()
+
+    def _hand_over(self) -> None:
+        """The writer's role passes to the oldest waiting command's caller, or lapses."""
+        with self._queue_lock:
+            if self._waiting:
+                self._waiting[0].wake.release()  # its caller writes the next batch
+            else:
+                self._writing = False
 
     def run_carefully(self, p: Pending) -> None:
         """The single-command path, from reloaded state: look the request up, run the

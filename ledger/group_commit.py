@@ -20,6 +20,7 @@ before its batch has committed.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from copy import deepcopy
 from dataclasses import dataclass, field
@@ -71,6 +72,12 @@ class Casino(Protocol):
     def answer(self, prior: Request, request_id: str, name: str, digest: str) -> Result: ...
 
 
+def _held_lock() -> threading.Lock:
+    lock = threading.Lock()
+    lock.acquire()
+    return lock
+
+
 @dataclass(eq=False)
 class Pending:
     """One command waiting for its batch; ``done`` once its outcome is durable."""
@@ -85,6 +92,8 @@ class Pending:
     done: bool = False
     result: Result | None = None
     error: BaseException | None = None
+    wake: threading.Lock = field(default_factory=_held_lock)
+    """Released once by the writer: the command is answered, or its caller writes next."""
 
     def finish(self, result: Result | None = None, error: BaseException | None = None) -> None:
         self.result, self.error, self.done = result, error, True

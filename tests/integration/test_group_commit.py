@@ -43,7 +43,7 @@ def writer_held(app: Casino) -> Iterator[Callable[[Callable[[], Any]], list[Any]
     result or the exception of each call once it has returned."""
     threads: list[threading.Thread] = []
     outcomes: list[Any] = []
-    with app._writer:
+    with app._queue_lock:
         app._writing = True
 
     def submit(call: Callable[[], Any]) -> list[Any]:
@@ -67,9 +67,7 @@ def writer_held(app: Casino) -> Iterator[Callable[[Callable[[], Any]], list[Any]
     try:
         yield submit
     finally:
-        with app._writer:
-            app._writing = False
-            app._writer.notify_all()
+        app._hand_over()
         for t in threads:
             t.join(timeout=60)
 
