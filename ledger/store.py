@@ -344,7 +344,22 @@ class AppendOnlyPostgresRecorder(PostgresApplicationRecorder):
         self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> None:
         snapshots = kwargs.pop("snapshots", None)
-        super()._insert_stored_events(curs, stored_events, **kwargs)
+        # The library's PostgresApplicationRecorder._insert_stored_events (9.5.6): the
+        # insert lock, the NOTIFY, then the insert; the insert passes four plain arrays
+        # (dumped by psycopg's C dumpers) where the library passes one array of composite
+        # values (formatted in Python: ~20 us more an event, 11 % of a JB round's CPU).
+        self._lock_table(curs)
+        self._notify_channel(curs)
+        curs.execute(
+            self._insert_columns_statement,
+            (
+                [e.originator_id for e in stored_events],
+                [e.originator_version for e in stored_events],
+                [e.topic for e in stored_events],
+                [e.state for e in stored_events],
+            ),
+            prepare=True,
+        )
         if snapshots:
             # In the events' transaction, after the table lock (so two writers never wait
             # on each other's snapshot rows), on another cursor: ``curs`` still has to
@@ -385,6 +400,11 @@ class AppendOnlyPostgresRecorder(PostgresApplicationRecorder):
         super().__init__(datastore, events_table_name=events_table_name)
         schema, table = Identifier(datastore.schema), Identifier(self.events_table_name)
         id_type = SQL(datastore.originator_id_type)  # "uuid" or "text", checked by the library
+        self._insert_columns_statement = SQL(
+            "INSERT INTO {schema}.{table} (originator_id, originator_version, topic, state)"
+            " SELECT * FROM unnest(%s::{id_type}[], %s::bigint[], %s::text[], %s::bytea[])"
+            " RETURNING notification_id"
+        ).format(id_type=id_type, schema=schema, table=table)
         self._any_newer_statement = SQL(
             "SELECT 1 FROM unnest(%s::{id_type}[], %s::bigint[]) AS v(id, ver)"
             " JOIN {schema}.{table} e"
