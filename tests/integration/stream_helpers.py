@@ -58,9 +58,10 @@ class Streamed(Live):
         store: Store,
         config: dict[str, Any] | None = None,
         *shoes: Shoe,
+        seeds: tuple[bytes, ...] = (),
         **streams: Any,
     ) -> None:
-        super().__init__(store, *shoes, config=config)
+        super().__init__(store, *shoes, config=config, seeds=seeds)
         self.ticker = Ticker()
         settings = store.settings(**streams)
         self.streams = TableStreams(self.app, settings, clock=self.ticker, submit=lambda fn: fn())

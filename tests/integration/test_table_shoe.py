@@ -14,10 +14,10 @@ from ledger import contracts, envelope
 from ledger.rounds import unseal_seed
 from ledger.tables import commands as tc
 from ledger.tables.shoe import TableShoe, shoe_id_for
-from ledger.tables.table import check_config, rules_of
+from ledger.tables.table import rules_of
 from ledger.tables.table_round import TableRound, table_round_id_for
 from tests.conftest import Store
-from tests.integration.table_helpers import CONFIG, Live, plans_of
+from tests.integration.table_helpers import CONFIG, Live, a_seed_that_stops_at_a_step, plans_of
 
 ONE_DECK = {**CONFIG, "decks": 1}
 POLICY = {"ann": ["double", "hit"], "bob": ["stand"], "cat": ["split", "hit"], "dan": []}
@@ -61,20 +61,8 @@ def string_leaves(doc: object) -> set[str]:
     return set()
 
 
-def a_seed_that_stops_at_a_step() -> bytes:
-    """A real seed whose first three cards (the shared hand and the dealer's up card) hold
-    no ace and no ten: no blackjack settles the round at once, no insurance is offered, so
-    the round waits at its first step with the hole card still in the shoe."""
-    rules = rules_of(check_config(ONE_DECK))
-    for n in range(1_000):
-        seed = hashlib.sha256(b"mid-round %d" % n).digest()
-        if all(c.rank < 10 for c in shoe_from_seed(rules, seed)[:3]):  # 2..9: not A, T-K
-            return seed
-    raise AssertionError("no such seed among the first 1,000")
-
-
 def test_mid_round_no_row_holds_the_seed_or_an_undealt_card(store: Store) -> None:
-    live = Live(store, config=ONE_DECK, seeds=(a_seed_that_stops_at_a_step(),))
+    live = Live(store, config=ONE_DECK, seeds=(a_seed_that_stops_at_a_step(ONE_DECK),))
     ann = live.player("ann")
     live.tick()
     live.bet(ann, "main", 1_000)

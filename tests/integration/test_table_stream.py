@@ -17,6 +17,7 @@ from ledger.tables.table import rules_of
 from ledger.tables.table_round import TableRound, table_round_id_for
 from tests.conftest import Store
 from tests.integration.stream_helpers import Event, Streamed, ids, parse, read
+from tests.integration.table_helpers import a_seed_that_stops_at_a_step
 
 CONFIG: dict[str, Any] = {
     "betting_ms": 10_000,
@@ -314,7 +315,10 @@ def test_a_session_has_at_most_its_streams(store: Store) -> None:
 
 
 def test_the_feed_started_mid_round_sees_the_whole_round(store: Store) -> None:
-    t = Streamed(store, CONFIG)
+    # A shoe that deals no blackjack: with a random one, round 1 sometimes settled at the
+    # deal and the late feed started in round 2 (no shoe commitment, no bets: seen once
+    # in a fresh-clone CI run on PostgreSQL).
+    t = Streamed(store, CONFIG, seeds=(a_seed_that_stops_at_a_step(CONFIG),))
     ann = t.player("ann")
     t.step()
     t.bet(ann, "main", 1_000)
