@@ -1,0 +1,62 @@
+"""The HTTP API's OpenAPI document is the committed one: a change to a response or request
+model shows up here, where it must be meant.
+
+``tests/fixtures/openapi_v1.json`` was dumped from ``main`` before issue 26 typed the
+handlers' results (``python -m tests.integration.test_openapi_unchanged`` rewrites it: do
+so only for a change of the API's format that is meant, and say which in the commit).
+``INTENDED`` lists every difference from that copy, each with its reason.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from api.app import create_app
+from api.auth import Credentials
+from ledger.settings import Settings
+
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "openapi_v1.json"
+
+INTENDED: dict[str, Any] = {}
+"""Path in the document (``/``-separated) -> its value now, where it differs on purpose."""
+
+
+def current() -> dict[str, Any]:
+    credentials = Credentials("operator", "auditor", b"x" * 32, "test", "test")
+    doc: dict[str, Any] = create_app(settings=Settings(), credentials=credentials).openapi()
+    return doc
+
+
+def _differences(old: Any, new: Any, path: str = "") -> dict[str, Any]:
+    """Every path where ``new`` differs from ``old`` (-> the new value; None if removed)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: dict[str, Any] = {}
+        for key in sorted(set(old) | set(new)):
+            if key not in new:
+                out[f"{path}/{key}"] = None
+            elif key not in old:
+                out[f"{path}/{key}"] = new[key]
+            else:
+                out.update(_differences(old[key], new[key], f"{path}/{key}"))
+        return out
+    return {} if old == new else {path: new}
+
+
+def test_the_openapi_document_differs_from_mains_only_where_meant() -> None:
+    committed = json.loads(FIXTURE.read_text())
+    now = json.loads(json.dumps(current()))  # tuples and the like as JSON reads them back
+    assert _differences(committed, now) == INTENDED
+
+
+def test_a_changed_document_is_reported_by_path() -> None:
+    old = {"a": {"b": 1, "c": [1]}, "d": 2}
+    new = {"a": {"b": 1, "c": [1, 2], "e": 3}}
+    assert _differences(old, new) == {"/a/c": [1, 2], "/a/e": 3, "/d": None}
+
+
+if __name__ == "__main__":
+    FIXTURE.write_text(json.dumps(current(), indent=1, sort_keys=True) + "\n")
+    sys.exit(0)
