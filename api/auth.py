@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, TypeVar
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from ledger.casino import Casino
     from ledger.commands import Command
 
+R = TypeVar("R")
 TOKENS_FILE = "api-tokens.json"
 SECRET_FILE = "api-secret.key"
 _MAC_LABEL = b"croupier/session-token/v2\x00"
@@ -291,7 +292,7 @@ class Actor:
     check: Callable[[UnitOfWork], None]
     casino: Casino
 
-    def command(self, request_id: str, cmd: Command) -> dict[str, Any]:
+    def command(self, request_id: str, cmd: Command[R]) -> R:
         return self.casino.command(request_id, cmd, self.check)
 
 

@@ -28,6 +28,7 @@ from api.schemas import (
     voided_round,
 )
 from ledger import commands as c
+from ledger import results
 from ledger.accounts import Account, account_id_for
 from ledger.casino import Casino
 from ledger.errors import AccountNotFound
@@ -54,8 +55,9 @@ def _account(app: Casino, player_id: str) -> Account:
 @router.post("/accounts", status_code=status.HTTP_201_CREATED, response_model=AccountBalance)
 def open_account(body: OpenAccount, key: IdempotencyKey, app: App) -> AccountBalance:
     """Open a player's game account (conto di gioco), balance 0."""
-    return AccountBalance.model_validate(
-        app.command(key, c.OpenAccount(body.player_id, body.currency))
+    opened = app.command(key, c.OpenAccount(body.player_id, body.currency))
+    return AccountBalance(
+        player_id=opened.player_id, currency=opened.currency, balance=opened.balance
     )
 
 
@@ -70,14 +72,18 @@ def deposit(
     player_id: PlayerIdPath, body: AmountBody, key: IdempotencyKey, app: App
 ) -> AccountMoved:
     """Fund the account from the operator's side (minor units)."""
-    return AccountMoved.model_validate(app.command(key, c.Deposit(player_id, body.amount)))
+    return _moved(app.command(key, c.Deposit(player_id, body.amount)))
 
 
 @router.post("/accounts/{player_id}/withdrawals", response_model=AccountMoved)
 def withdraw(
     player_id: PlayerIdPath, body: AmountBody, key: IdempotencyKey, app: App
 ) -> AccountMoved:
-    return AccountMoved.model_validate(app.command(key, c.Withdraw(player_id, body.amount)))
+    return _moved(app.command(key, c.Withdraw(player_id, body.amount)))
+
+
+def _moved(moved: results.AccountMoved) -> AccountMoved:
+    return AccountMoved(player_id=moved.player_id, balance=moved.balance)
 
 
 @router.get("/accounts/{player_id}/history", response_model=GameHistory)

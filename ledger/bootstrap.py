@@ -6,12 +6,12 @@ certification simulation pass deterministic ones), the games and, for tests only
 source that chooses the cards of the rounds dealt (:mod:`games.deal`; recorded in each
 such round, which is then not a certified round). A reader follows a
 request by names: route -> command (:mod:`ledger.commands`) -> the handler registered
-below -> the aggregates' events.
+below (once per command type) -> the aggregates' events -> the result (:mod:`ledger.results`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,7 +24,8 @@ from games.video_poker.adapter import VideoPokerAdapter
 from ledger import commands as c
 from ledger.accounts import Account, GameSession
 from ledger.banking import Banking
-from ledger.casino import Casino, Handler
+from ledger.casino import Casino
+from ledger.commands import Route
 from ledger.keys import Keyring
 from ledger.play import AnyGame, CardSource, Clock, Rounds, SeedSource
 from ledger.player_settings import ChangeSettings, change_settings
@@ -54,7 +55,7 @@ def bootstrap(
     clock: Clock = system_clock,
     games: Mapping[str, GameAdapter[Any, Any, Any]] | None = None,
     cards: CardSource | None = None,
-    extra_handlers: Callable[[Rounds], Mapping[type[c.Command], Handler]] | None = None,
+    extra_handlers: Callable[[Rounds], Iterable[Route[Any, Any]]] | None = None,
     application: type[Casino] = Casino,
     live_tables: bool = True,
     shoe_maker: ShoeMaker | None = None,
@@ -62,10 +63,10 @@ def bootstrap(
     wallet_retry: RetryPolicy | None = None,
 ) -> Casino:
     """A ready Casino. ``games`` adds adapters (name -> adapter) beside the built-in ones;
-    ``extra_handlers`` adds the handlers of commands of such games (tests register a toy
-    game this way). ``cards`` (tests only) chooses each new round's cards: every round it
-    deals records them, and ``audit-cli round`` reports such a round as not certified.
-    ``shoe_maker`` turns a live table's shoe seed into its cards (the
+    ``extra_handlers`` adds the handlers of commands of such games (``Command.handled_by``;
+    tests register a toy game this way). ``cards`` (tests only) chooses each new round's
+    cards: every round it deals records them, and ``audit-cli round`` reports such a round
+    as not certified. ``shoe_maker`` turns a live table's shoe seed into its cards (the
     tests deal chosen cards with it; by default :func:`games.blackjack.shoe_from_seed`).
     The live blackjack tables' handlers (:mod:`ledger.tables`) are always composed;
     ``live_tables`` is ignored (kept so callers written before still run).
@@ -79,27 +80,6 @@ def bootstrap(
     dedicated = {RED_DOG: "red-dog/bet, raise, see, repeat", VIDEO_POKER: "video-poker/deal, ..."}
     banking, sessions, any_game = Banking(), Sessions(rounds), AnyGame(rounds, dedicated)
     table, machine = RedDogTable(rounds, red_dog), VideoPokerMachine(rounds, video_poker)
-    handlers: dict[type[c.Command], Handler] = {
-        c.OpenAccount: banking.open_account,
-        c.Deposit: banking.deposit,
-        c.Withdraw: banking.withdraw,
-        c.OpenSession: sessions.open_session,
-        c.CloseSession: sessions.close_session,
-        c.VoidRound: sessions.void_round,
-        c.RedDogBet: table.bet,
-        c.RedDogRepeat: table.repeat,
-        c.RedDogRaise: table.raise_bet,
-        c.RedDogSee: table.see,
-        c.VideoPokerDeal: machine.deal,
-        c.VideoPokerHold: machine.decide,
-        c.VideoPokerDraw: machine.draw,
-        c.VideoPokerCollect: machine.decide,
-        c.VideoPokerDouble: machine.decide,
-        c.VideoPokerHalfDouble: machine.decide,
-        c.VideoPokerPick: machine.decide,
-        c.StartRound: any_game.start,
-        c.Decide: any_game.decide,
-    }
     # The live blackjack tables (every command has its HTTP route, api/tables.py and
     # api/table_operator.py; tests/integration/test_retry_after_settlement.py checks it).
     tables = Tables(
@@ -110,12 +90,32 @@ def bootstrap(
         last_position(app),
         **({} if shoe_maker is None else {"shoe_maker": shoe_maker}),
     )
-    handlers.update(table_handlers(tables))
-    handlers[c.CloseSession] = guard_close(sessions.close_session)
-    handlers[ChangeSettings] = change_settings
+    app.handlers.add(
+        c.OpenAccount.handled_by(banking.open_account),
+        c.Deposit.handled_by(banking.deposit),
+        c.Withdraw.handled_by(banking.withdraw),
+        c.OpenSession.handled_by(sessions.open_session),
+        # Refused while the session is seated in a live table round (it settles by itself).
+        c.CloseSession.handled_by(guard_close(sessions.close_session)),
+        c.VoidRound.handled_by(sessions.void_round),
+        c.RedDogBet.handled_by(table.bet),
+        c.RedDogRepeat.handled_by(table.repeat),
+        c.RedDogRaise.handled_by(table.raise_bet),
+        c.RedDogSee.handled_by(table.see),
+        c.VideoPokerDeal.handled_by(machine.deal),
+        c.VideoPokerHold.handled_by(machine.decide),
+        c.VideoPokerDraw.handled_by(machine.draw),
+        c.VideoPokerCollect.handled_by(machine.decide),
+        c.VideoPokerDouble.handled_by(machine.decide),
+        c.VideoPokerHalfDouble.handled_by(machine.decide),
+        c.VideoPokerPick.handled_by(machine.decide),
+        c.StartRound.handled_by(any_game.start),
+        c.Decide.handled_by(any_game.decide),
+        ChangeSettings.handled_by(change_settings),
+        *(Route(kind, handler) for kind, handler in table_handlers(tables).items()),
+    )
     if extra_handlers is not None:
-        handlers.update(extra_handlers(rounds))
-    app.handlers.update(handlers)
+        app.handlers.add(*extra_handlers(rounds))
     if isinstance(app.snapshots, SnapshotStore):
         # The long-lived aggregates (DESIGN §1.2): a player's account, a game session, a
         # live table; rounds, shoes and request records are short and never snapshotted.

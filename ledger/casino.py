@@ -50,6 +50,7 @@ from ledger.errors import (
     TamperDetected,
 )
 from ledger.group_commit import Check, Pending, fresh_copy, run_batch
+from ledger.handlers import AnyHandler, Handlers
 from ledger.keys import Keyring
 from ledger.projections import History
 from ledger.requests import (
@@ -59,6 +60,7 @@ from ledger.requests import (
     for_request,
     request_aggregate_id,
 )
+from ledger.results import AccountMoved, AccountOpened, Wire, wire_of
 from ledger.rounds import Round
 from ledger.settings import APP_NAME, Settings
 from ledger.snapshots import SnapshotStore, Snapshotter, construct_store
@@ -67,9 +69,7 @@ from ledger.unit_of_work import UnitOfWork
 
 log = logging.getLogger("croupier")
 A = TypeVar("A", bound=Aggregate)
-C = TypeVar("C", bound=c.Command)
-Result = dict[str, Any]
-Handler = Callable[[UnitOfWork, Any], Result]
+R = TypeVar("R")
 MAX_ATTEMPTS = 50
 
 
@@ -77,9 +77,9 @@ class StakeGatePort(Protocol):
     """Runs commands that stake on a seamless session around the wallet's debit
     (:mod:`ledger.seamless.gate`); None from ``run``: run the command as usual."""
 
-    def wants(self, cmd: c.Command) -> bool: ...
+    def wants(self, cmd: c.Command[Any]) -> bool: ...
 
-    def run(self, request_id: str, cmd: Any) -> Result | None: ...
+    def run(self, request_id: str, cmd: c.Command[R]) -> R | None: ...
 
 
 class Casino(Application[UUID]):
@@ -91,7 +91,7 @@ class Casino(Application[UUID]):
         """The store only; :func:`ledger.bootstrap.bootstrap` adds the handlers."""
         self.settings = settings or Settings()
         self.keyring = keyring or self.settings.keyring()
-        self.handlers: dict[type[c.Command], Handler] = {}
+        self.handlers = Handlers()
         self.stake_gate: StakeGatePort | None = None  # composed with seamless wallets
         self.on_close: list[Callable[[], None]] = []  # background workers to stop first
         self.seamless: Any = None  # a ledger.seamless.compose.Seamless, when composed
@@ -237,7 +237,7 @@ class Casino(Application[UUID]):
 
     # -- the unit of work ---------------------------------------------------------------
 
-    def command(self, request_id: str, cmd: c.Command, check: Check | None = None) -> Result:
+    def command(self, request_id: str, cmd: c.Command[R], check: Check | None = None) -> R:
         """Run ``cmd`` at most once per (scope, request id); see module docstring.
         ``check``: the caller's admission check (:data:`ledger.group_commit.Check`), run
         first on the command's own unit of work, in its batch."""
@@ -259,7 +259,8 @@ class Casino(Application[UUID]):
             # A command issued from inside a batch (a handler calling ``command``) would
             # wait for the batch it is part of: it runs alone, committed at once.
             self.run_carefully(pending)
-            return pending.outcome()
+            answer: R = pending.outcome()
+            return answer
         with self._queue_lock:
             self._waiting.append(pending)
             lead = not self._writing
@@ -270,7 +271,8 @@ class Casino(Application[UUID]):
             pending.wake.acquire()
         if not pending.done:
             self._write_until(pending)
-        return pending.outcome()
+        result: R = pending.outcome()
+        return result
 
     def _write_until(self, pending: Pending) -> None:
         """Write batches (first come, first served) until ``pending`` is answered, then
@@ -346,7 +348,7 @@ class Casino(Application[UUID]):
             p.finish(error=error)
             return
         try:
-            p.finish(result=self.answer(landed, request_id, name, p.digest))
+            p.finish(result=self.answer(landed, request_id, p.cmd, p.digest))
         except IdempotencyConflict as e:
             p.finish(error=e)
 
@@ -361,21 +363,21 @@ class Casino(Application[UUID]):
 
     def _attempt(
         self,
-        handler: Handler,
-        cmd: c.Command,
+        handler: AnyHandler,
+        cmd: c.Command[Any],
         request_id: str,
         rid: UUID,
         digest: str,
         memo: dict[str, Any],
         check: Check | None = None,
-    ) -> Result:
+    ) -> Any:
         name = cmd.name
         uow = UnitOfWork(self.find, memo)
         if check is not None:
             check(uow)  # before the look-up: a refused caller learns nothing of the request
         prior = self.find(Request, rid)
         if prior is not None:
-            return self._answer(prior, request_id, name, digest)
+            return self.answer(prior, request_id, cmd, digest)
         try:
             result = self.handle(handler, uow, cmd, rid, digest)
         except (LedgerError, GameRuleError):
@@ -383,10 +385,14 @@ class Casino(Application[UUID]):
             # busy with the original): if the original has landed, answer with it.
             landed = self.find(Request, rid)
             if landed is not None and landed.digest == digest and landed.command == name:
-                return dict(landed.result)
+                return cmd.answer_from(landed.result)
             raise
         record = Request(
-            scope=cmd.scope, request_id=request_id, command=name, digest=digest, result=result
+            scope=cmd.scope,
+            request_id=request_id,
+            command=name,
+            digest=digest,
+            result=wire_of(result),
         )
         saved = [agg for agg in uow.touched() if getattr(agg, "_pending_events", None)]
         self.save(*saved, record)
@@ -397,57 +403,56 @@ class Casino(Application[UUID]):
         return result
 
     def handle(
-        self, handler: Handler, uow: UnitOfWork, cmd: c.Command, rid: UUID, digest: str
-    ) -> Result:
+        self, handler: AnyHandler, uow: UnitOfWork, cmd: c.Command[Any], rid: UUID, digest: str
+    ) -> Any:
         """Run one handler for the request ``rid``: the one place both the batch and the
         single-command path call a handler (anything every handler run needs goes here):
         every movement the handler makes names this request (verify cross-checks it)."""
         return for_request(rid, digest, lambda: handler(uow, cmd))()
 
-    def answer(self, prior: Request, request_id: str, name: str, digest: str) -> Result:
-        return self._answer(prior, request_id, name, digest)
-
     @staticmethod
-    def _answer(prior: Request, request_id: str, name: str, digest: str) -> Result:
-        if prior.digest != digest or prior.command != name:
+    def answer(prior: Request, request_id: str, cmd: c.Command[R], digest: str) -> R:
+        """A retry's answer: what the recorded request answered (refused if the record is
+        of another request: another command or body under the same request id)."""
+        if prior.digest != digest or prior.command != cmd.name:
             raise IdempotencyConflict(
                 f"request id {request_id!r} was already used for a different request",
                 request_id=request_id,
             )
-        return dict(prior.result)
+        return cmd.answer_from(prior.result)
 
     # -- request shortcuts: one command each --------------------------------------------
 
-    def open_account(self, request_id: str, player_id: str, currency: str) -> Result:
+    def open_account(self, request_id: str, player_id: str, currency: str) -> AccountOpened:
         return self.command(request_id, c.OpenAccount(player_id, currency))
 
-    def deposit(self, request_id: str, player_id: str, amount: int) -> Result:
+    def deposit(self, request_id: str, player_id: str, amount: int) -> AccountMoved:
         return self.command(request_id, c.Deposit(player_id, amount))
 
-    def withdraw(self, request_id: str, player_id: str, amount: int) -> Result:
+    def withdraw(self, request_id: str, player_id: str, amount: int) -> AccountMoved:
         return self.command(request_id, c.Withdraw(player_id, amount))
 
     def open_session(
         self, request_id: str, player_id: str, buy_in: int, currency: str | None = None
-    ) -> Result:
+    ) -> Wire:
         return self.command(request_id, c.OpenSession(player_id, buy_in, currency))
 
-    def close_session(self, request_id: str, session_id: UUID | str) -> Result:
+    def close_session(self, request_id: str, session_id: UUID | str) -> Wire:
         return self.command(request_id, c.CloseSession(str(session_id)))
 
-    def void_round(self, request_id: str, code: str, reason: str, incident_id: str) -> Result:
+    def void_round(self, request_id: str, code: str, reason: str, incident_id: str) -> Wire:
         return self.command(request_id, c.VoidRound(code, reason, incident_id))
 
-    def red_dog_bet(self, request_id: str, session_id: str, bet: int) -> Result:
+    def red_dog_bet(self, request_id: str, session_id: str, bet: int) -> Wire:
         return self.command(request_id, c.RedDogBet(session_id, bet))
 
-    def red_dog_raise(self, request_id: str, session_id: str, amount: int) -> Result:
+    def red_dog_raise(self, request_id: str, session_id: str, amount: int) -> Wire:
         return self.command(request_id, c.RedDogRaise(session_id, amount))
 
-    def red_dog_see(self, request_id: str, session_id: str) -> Result:
+    def red_dog_see(self, request_id: str, session_id: str) -> Wire:
         return self.command(request_id, c.RedDogSee(session_id))
 
-    def red_dog_repeat(self, request_id: str, session_id: str) -> Result:
+    def red_dog_repeat(self, request_id: str, session_id: str) -> Wire:
         return self.command(request_id, c.RedDogRepeat(session_id))
 
     def vp_deal(
@@ -458,12 +463,12 @@ class Casino(Application[UUID]):
         coin_value: int,
         coins: int,
         lines: int,
-    ) -> Result:
+    ) -> Wire:
         return self.command(
             request_id, c.VideoPokerDeal(session_id, variant, coin_value, coins, lines)
         )
 
-    def vp_act(self, request_id: str, session_id: str, decision: Sequence[Any]) -> Result:
+    def vp_act(self, request_id: str, session_id: str, decision: Sequence[Any]) -> Wire:
         """``["hold", [holds]]``, ``["draw", [holds]]``, ``["draw"]``, ``["collect"]``,
         ``["double"]``, ``["half-double"]``, ``["pick", index]``: the matching command."""
         return self.command(request_id, c.video_poker_command(session_id, decision))

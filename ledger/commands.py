@@ -9,16 +9,35 @@ shapes are wire format (stored in request records): never renamed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, Self, cast, get_args
 from uuid import UUID
+
+from typing_extensions import TypeVar
 
 from games.errors import InvalidDecision
 from ledger.errors import InvalidRequest
 from ledger.money import check_amount, check_currency
+from ledger.results import AccountMoved, AccountOpened, Result, Wire
+from ledger.unit_of_work import UnitOfWork
 
 OPERATOR = "operator"
+R = TypeVar("R", default=Wire)
+"""A command's result type. A command declared without one answers its wire form (the
+live tables' commands, until they have result types of their own)."""
+C = TypeVar("C")
+Handler = Callable[[UnitOfWork, C], R]
+"""Runs the command ``C`` in a unit of work and answers its result ``R``
+(:mod:`ledger.handlers`)."""
+
+
+@dataclass(frozen=True)
+class Route(Generic[C, R]):
+    """A command type and its handler (``Command.handled_by``), for the registry."""
+
+    command: type[C]
+    handler: Handler[C, R]
 
 
 def _canonical_id(command: object, name: str) -> None:
@@ -41,10 +60,32 @@ def _listed(value: object) -> object:
 
 
 @dataclass(frozen=True)
-class Command:
-    """Base of every command. ``scope`` namespaces request ids (operator or one session)."""
+class Command(Generic[R]):
+    """Base of every command: ``Command[R]`` answers ``R`` (a :class:`ledger.results.Result`).
+    ``scope`` namespaces request ids (operator or one session)."""
 
     name: ClassVar[str]
+    result_type: ClassVar[type[Any]] = dict
+    """``R`` at run time (read from the class's base), to read a recorded answer back."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in getattr(cls, "__orig_bases__", ()):
+            for arg in get_args(base):
+                if isinstance(arg, type) and issubclass(arg, Result):
+                    cls.result_type = arg
+
+    @classmethod
+    def handled_by(cls, handler: Handler[Self, R]) -> Route[Self, R]:
+        """This command's handler, for :class:`ledger.handlers.Handlers` (mypy checks that
+        it takes this command and answers this command's result type)."""
+        return Route(cls, handler)
+
+    @classmethod
+    def answer_from(cls, wire: Mapping[str, Any]) -> R:
+        """The result a request record stores (its wire form), as this command answers."""
+        kind = cls.result_type
+        return cast(R, kind.from_wire(wire) if issubclass(kind, Result) else dict(wire))
 
     @property
     def scope(self) -> str:
@@ -55,7 +96,7 @@ class Command:
 
 
 @dataclass(frozen=True)
-class SessionCommand(Command):
+class SessionCommand(Command[R]):
     """A player's command on one game session; request ids are scoped to the session."""
 
     session_id: str
@@ -69,7 +110,7 @@ class SessionCommand(Command):
 
 
 @dataclass(frozen=True)
-class GameDecision(SessionCommand):
+class GameDecision(SessionCommand[R]):
     """A decision on the session's open round; recorded as ``{session_id, decision}``."""
 
     def decision(self) -> list[Any]:
@@ -83,7 +124,7 @@ class GameDecision(SessionCommand):
 
 
 @dataclass(frozen=True)
-class OpenAccount(Command):
+class OpenAccount(Command[AccountOpened]):
     name: ClassVar[str] = "open_account"
     player_id: str
     currency: str
@@ -95,7 +136,7 @@ class OpenAccount(Command):
 
 
 @dataclass(frozen=True)
-class Deposit(Command):
+class Deposit(Command[AccountMoved]):
     name: ClassVar[str] = "deposit"
     player_id: str
     amount: int
@@ -105,7 +146,7 @@ class Deposit(Command):
 
 
 @dataclass(frozen=True)
-class Withdraw(Command):
+class Withdraw(Command[AccountMoved]):
     name: ClassVar[str] = "withdraw"
     player_id: str
     amount: int

@@ -36,12 +36,13 @@ from eventsourcing.persistence import IntegrityError, PersistenceError
 from ledger import commands as c
 from ledger.checkpoints import Sealer
 from ledger.errors import StorageUnavailable
+from ledger.handlers import AnyHandler
 from ledger.requests import Request
+from ledger.results import wire_of
 from ledger.unit_of_work import UnitOfWork
 
 log = logging.getLogger("croupier")
-Result = dict[str, Any]
-Handler = Callable[[UnitOfWork, Any], Result]
+R = TypeVar("R")
 Check = Callable[[UnitOfWork], None]
 """An admission check of the caller (the API's closed-session check): read-only, run on
 the command's own unit of work before anything else, the idempotency look-up included,
@@ -65,11 +66,11 @@ class Casino(Protocol):
     def cached(self, aggregate_id: UUID) -> Aggregate | None: ...
     def save(self, *objs: Any, **kwargs: Any) -> Any: ...
     def handle(
-        self, handler: Handler, uow: UnitOfWork, cmd: c.Command, rid: UUID, digest: str
-    ) -> Result: ...
+        self, handler: AnyHandler, uow: UnitOfWork, cmd: c.Command[Any], rid: UUID, digest: str
+    ) -> Any: ...
     def run_carefully(self, p: Pending) -> None: ...
     def refuse(self, p: Pending, error: BaseException) -> None: ...
-    def answer(self, prior: Request, request_id: str, name: str, digest: str) -> Result: ...
+    def answer(self, prior: Request, request_id: str, cmd: c.Command[R], digest: str) -> R: ...
 
 
 def _held_lock() -> threading.Lock:
@@ -82,23 +83,24 @@ def _held_lock() -> threading.Lock:
 class Pending:
     """One command waiting for its batch; ``done`` once its outcome is durable."""
 
-    handler: Handler
-    cmd: c.Command
+    handler: AnyHandler
+    cmd: c.Command[Any]
     request_id: str
     rid: UUID
     digest: str
     memo: dict[str, Any] = field(default_factory=dict)
     check: Check | None = None
     done: bool = False
-    result: Result | None = None
+    result: Any = None
+    """The handler's result (a :class:`ledger.results.Result`), once answered."""
     error: BaseException | None = None
     wake: threading.Lock = field(default_factory=_held_lock)
     """Released once by the writer: the command is answered, or its caller writes next."""
 
-    def finish(self, result: Result | None = None, error: BaseException | None = None) -> None:
+    def finish(self, result: Any = None, error: BaseException | None = None) -> None:
         self.result, self.error, self.done = result, error, True
 
-    def outcome(self) -> Result:
+    def outcome(self) -> Any:
         if self.error is not None:
             raise self.error
         assert self.result is not None
@@ -265,7 +267,7 @@ def _run(app: Casino, batch: list[Pending]) -> None:
             request_id=p.request_id,
             command=cmd.name,
             digest=p.digest,
-            result=result,
+            result=wire_of(result),
         )
         p.result = result
         accepted.append(p)
@@ -294,7 +296,7 @@ def _run(app: Casino, batch: list[Pending]) -> None:
         p.finish(result=p.result)
     for p, twin in twins:
         try:
-            p.finish(result=app.answer(twin, p.request_id, p.cmd.name, p.digest))
+            p.finish(result=app.answer(twin, p.request_id, p.cmd, p.digest))
         except Exception as e:
             p.finish(error=e)
     for p, error in refused:

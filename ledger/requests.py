@@ -19,6 +19,7 @@ from ledger import contracts
 from ledger.accounts import NAMESPACE
 from ledger.errors import InvalidRequest
 from ledger.money import CURRENT_REQUEST
+from ledger.results import Wire
 
 MAX_REQUEST_ID = 200
 T = TypeVar("T")
@@ -71,8 +72,9 @@ class Request(Aggregate):
 
     @event("Accepted", topic=contracts.REQUEST_ACCEPTED)
     def __init__(
-        self, scope: str, request_id: str, command: str, digest: str, result: dict[str, Any]
+        self, scope: str, request_id: str, command: str, digest: str, result: Wire
     ) -> None:
+        """``result``: the wire form of the command's result (:mod:`ledger.results`)."""
         self.scope = scope
         self.request_id = request_id
         self.command = command

@@ -68,7 +68,8 @@ def _handle(uow: UnitOfWork, cmd: SessionMovement) -> dict[str, Any]:
 
 
 def _run(app: Casino, request_id: str, cmd: SessionMovement) -> dict[str, Any]:
-    app.handlers.setdefault(type(cmd), _handle)
+    if type(cmd) not in app.handlers:
+        app.handlers.add(type(cmd).handled_by(_handle))
     return app.command(request_id, cmd)
 
 

@@ -39,13 +39,11 @@ def compose(
     app: Casino, wallets: Mapping[str, WalletClient], policy: RetryPolicy | None = None
 ) -> Seamless:
     handlers = SeamlessHandlers(set(wallets), app.handlers)
-    app.handlers.update(
-        {
-            OpenSeamlessSession: handlers.open_session,
-            IntendStake: handlers.intend_stake,
-            FinishStake: handlers.finish_stake,
-            RecordDeliveries: handlers.record_deliveries,
-        }
+    app.handlers.add(
+        OpenSeamlessSession.handled_by(handlers.open_session),
+        IntendStake.handled_by(handlers.intend_stake),
+        FinishStake.handled_by(handlers.finish_stake),
+        RecordDeliveries.handled_by(handlers.record_deliveries),
     )
     gate = StakeGate(app, wallets)
     app.stake_gate = gate

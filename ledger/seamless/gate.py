@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from games.errors import GameRuleError
 from ledger import commands as c
@@ -41,6 +41,7 @@ from ledger.casino import Casino
 from ledger.contracts import DebitOutcome
 from ledger.errors import IdempotencyConflict, InsufficientFunds, LedgerError
 from ledger.requests import MAX_REQUEST_ID, Request, body_digest, request_aggregate_id
+from ledger.results import Wire
 from ledger.seamless import port
 from ledger.seamless.book import open_items
 from ledger.seamless.claim import GameCodeTaken
@@ -53,7 +54,7 @@ from wallet.client import WalletClient
 from wallet.protocol import Transaction
 
 log = logging.getLogger("croupier.wallet")
-Result = dict[str, Any]
+R = TypeVar("R")
 
 STAKING = (
     c.RedDogBet,
@@ -96,12 +97,15 @@ class StakeGate:
         self._in_flight: set[str] = set()  # debits this process is sending or recording
         self._guard = threading.Lock()
 
-    def wants(self, cmd: c.Command) -> bool:
+    def wants(self, cmd: c.Command[Any]) -> bool:
         return isinstance(cmd, STAKING)
 
-    def run(self, request_id: str, cmd: c.SessionCommand) -> Result | None:
+    def run(self, request_id: str, cmd: c.Command[R]) -> R | None:
         """The command's answer, or None: not a seamless stake (run it as usual)."""
-        session = self.casino.cached_session(cmd.session_id)
+        session_id = getattr(cmd, "session_id", None)  # every staking command has one
+        if not isinstance(session_id, str):
+            return None
+        session = self.casino.cached_session(session_id)
         if not session.seamless:
             return None
         lock = self._locks[hash(str(session.id)) % _STRIPES]
@@ -124,10 +128,15 @@ class StakeGate:
                     request_id=request_id,
                 )
             if final is not None:
-                return answer(self.casino.answer(final, request_id, FinishStake.name, final.digest))
+                if final.command != FinishStake.name:
+                    raise IdempotencyConflict(
+                        f"request id {request_id!r} was already used for a different request",
+                        request_id=request_id,
+                    )
+                return cmd.answer_from(answer(final.result))
             if intent is not None:
                 debit = from_wire(intent.result["transaction"])
-                return self._send_once(request_id, cmd, session, debit, digest, fresh=False)
+                return self._send_once(request_id, cmd, session_id, session, debit, digest, False)
             for draw in range(CODE_DRAWS):
                 needed = self._probe(cmd, session)
                 if needed is None:
@@ -136,7 +145,9 @@ class StakeGate:
                     session.player_id, needed.code, needed.stage, needed.amount, session.currency
                 )
                 try:
-                    return self._send_once(request_id, cmd, session, debit, digest, fresh=True)
+                    return self._send_once(
+                        request_id, cmd, session_id, session, debit, digest, True
+                    )
                 except GameCodeTaken:
                     # Another round claimed the code this probe drew (nothing was sent):
                     # the next probe draws another.
@@ -147,12 +158,13 @@ class StakeGate:
     def _send_once(
         self,
         request_id: str,
-        cmd: c.SessionCommand,
+        cmd: c.Command[R],
+        session_id: str,
         session: GameSession,
         debit: Transaction,
         digest: str,
         fresh: bool,
-    ) -> Result:
+    ) -> R:
         """Record the intent (if ``fresh``), send the debit only if this request recorded
         it, and record the outcome."""
         tid = str(debit.transaction_id)
@@ -162,11 +174,11 @@ class StakeGate:
             if fresh:
                 recorded = self.casino.command(
                     sub_request(request_id, "intent"),
-                    IntendStake(cmd.session_id, request_id, to_wire(debit), digest),
+                    IntendStake(session_id, request_id, to_wire(debit), digest),
                 )
                 fresh = recorded["transaction"]["transaction_id"] == tid
                 debit = from_wire(recorded["transaction"])
-            return self._finish(request_id, cmd, session.operator or "", debit, fresh)
+            return self._finish(request_id, cmd, session_id, session.operator or "", debit, fresh)
         finally:
             with self._guard:
                 self._in_flight.discard(tid)
@@ -174,18 +186,19 @@ class StakeGate:
     def _finish(
         self,
         request_id: str,
-        cmd: c.SessionCommand,
+        cmd: c.Command[R],
+        session_id: str,
         operator: str,
         debit: Transaction,
         fresh: bool,
-    ) -> Result:
+    ) -> R:
         """Send the debit (only by the request that recorded its intent) and record its
         outcome; if accepted, the round starts in that same transaction."""
         finish = self._debit(operator, debit, cmd) if fresh else None
         if finish is None:
-            finish = FinishStake(cmd.session_id, str(debit.transaction_id), "unknown", RETRIED)
+            finish = FinishStake(session_id, str(debit.transaction_id), "unknown", RETRIED)
         try:
-            return answer(self.casino.command(request_id, finish))
+            return cmd.answer_from(answer(self.casino.command(request_id, finish)))
         except (LedgerError, GameRuleError) as e:
             if finish.outcome != DebitOutcome.ACCEPTED:
                 raise
@@ -195,7 +208,7 @@ class StakeGate:
             self.casino.command(
                 sub_request(request_id, "undo"),
                 FinishStake(
-                    cmd.session_id,
+                    session_id,
                     str(debit.transaction_id),
                     "accepted",
                     cause,
@@ -204,7 +217,7 @@ class StakeGate:
             )
             raise
 
-    def _debit(self, operator: str, debit: Transaction, cmd: c.Command) -> FinishStake:
+    def _debit(self, operator: str, debit: Transaction, cmd: c.Command[Any]) -> FinishStake:
         session_id = getattr(cmd, "session_id", "")
         client = self.wallets.get(operator)
         if client is None:
@@ -222,7 +235,7 @@ class StakeGate:
             cmd if result.outcome.value == DebitOutcome.ACCEPTED else None,
         )
 
-    def _probe(self, cmd: c.Command, session: GameSession) -> port.StakeNeeded | None:
+    def _probe(self, cmd: c.Command[Any], session: GameSession) -> port.StakeNeeded | None:
         """What ``cmd`` would stake, from a scratch run of its handler that starts from
         ``session`` as just loaded (a copy: nothing of the scratch run is saved)."""
         handler = self.casino.handlers[type(cmd)]
@@ -289,8 +302,9 @@ class StakeGate:
         return len(pending)
 
 
-def answer(result: Result) -> Result:
-    """The player's answer to a seamless stake: the round, or the typed refusal."""
+def answer(result: Wire) -> Wire:
+    """The player's answer to a seamless stake (the wire form of the staking command's
+    result, with the wallet's balance), or the typed refusal."""
     outcome = result.get("stake_outcome")
     ids = {"session_id": result.get("session_id"), "transaction_id": result.get("transaction_id")}
     cause = result.get("cause") or ""

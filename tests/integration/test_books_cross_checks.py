@@ -50,7 +50,7 @@ def test_a_deleted_idempotency_record_and_the_retry_it_allows_are_caught(store: 
         assert "row-gap" in found
     # The attack: the retry credits again (the live ledger cannot know)...
     fresh = store.open()
-    assert fresh.deposit("d2", "dora", 1_000)["balance"] == 7_010
+    assert fresh.deposit("d2", "dora", 1_000).balance == 7_010
     fresh.seal()
     # ...but the log now shows request d2 moving money twice.
     report = run_verify(store)

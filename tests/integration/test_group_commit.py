@@ -29,6 +29,7 @@ from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.errors import IdempotencyConflict, InsufficientFunds, LedgerError
 from ledger.requests import Request, request_aggregate_id
+from ledger.results import AccountMoved
 from ledger.unit_of_work import UnitOfWork
 from tests.conftest import Seeded, Store, _make_store
 from tests.integration.test_ledger_rules import count_topic
@@ -89,13 +90,13 @@ def test_commands_waiting_together_commit_in_one_batch_as_if_run_one_after_anoth
         submit(lambda: app.withdraw("w1", "ann", 150))  # more than the 100 deposited
         outcomes = submit(lambda: app.withdraw("w2", "ann", 40))
     assert app.batches == before + 1
-    assert outcomes[0] == {"player_id": "ann", "balance": 100}
+    assert outcomes[0] == AccountMoved(player_id="ann", balance=100)
     assert isinstance(outcomes[1], InsufficientFunds)  # refused, and fails no other
-    assert outcomes[2] == {"player_id": "ann", "balance": 60}
+    assert outcomes[2] == AccountMoved(player_id="ann", balance=60)
     assert app.account_balance("ann") == 60
     # the refused withdrawal left nothing: no request record, so its id is still free
     assert app.find(Request, request_aggregate_id("operator", "w1")) is None
-    assert app.withdraw("w1", "ann", 10) == {"player_id": "ann", "balance": 50}
+    assert app.withdraw("w1", "ann", 10) == AccountMoved(player_id="ann", balance=50)
 
 
 def test_the_same_request_id_twice_in_one_batch_moves_money_once(store: Store) -> None:
@@ -105,7 +106,7 @@ def test_the_same_request_id_twice_in_one_batch_moves_money_once(store: Store) -
         submit(lambda: app.deposit("d1", "ann", 100))
         submit(lambda: app.deposit("d1", "ann", 100))
         outcomes = submit(lambda: app.deposit("d1", "ann", 999))  # same id, other body
-    assert outcomes[0] == outcomes[1] == {"player_id": "ann", "balance": 100}
+    assert outcomes[0] == outcomes[1] == AccountMoved(player_id="ann", balance=100)
     assert isinstance(outcomes[2], IdempotencyConflict)
     assert app.account_balance("ann") == 100
     assert count_topic(store, DEPOSITED) == 1
@@ -122,10 +123,10 @@ def test_a_retry_of_a_recorded_request_in_a_batch_gets_its_result_and_the_others
         submit(lambda: app.deposit("d1", "ann", 100))  # a client retry of d1
         submit(lambda: app.withdraw("d1", "ann", 1))  # d1 reused for another command
         outcomes = submit(lambda: app.deposit("d3", "ann", 7))
-    assert outcomes[0] == {"player_id": "ann", "balance": 105}
+    assert outcomes[0] == AccountMoved(player_id="ann", balance=105)
     assert outcomes[1] == first
     assert isinstance(outcomes[2], IdempotencyConflict)
-    assert outcomes[3] == {"player_id": "ann", "balance": 112}
+    assert outcomes[3] == AccountMoved(player_id="ann", balance=112)
     assert app.account_balance("ann") == 112
     assert count_topic(store, DEPOSITED) == 3
 
@@ -193,9 +194,9 @@ def client_commands(app: Casino, prefix: str, seed: int, done: Done, lock: threa
         amount = rng.randint(1, 60)
         try:
             if kind == "deposit":
-                out: Any = app.deposit(rid, player, amount)["balance"]
+                out: Any = app.deposit(rid, player, amount).balance
             elif kind == "withdraw":
-                out = app.withdraw(rid, player, amount)["balance"]
+                out = app.withdraw(rid, player, amount).balance
             else:
                 out = app.open_session(rid, player, amount)["account_balance"]
         except InsufficientFunds:
@@ -426,12 +427,12 @@ def test_a_command_issued_from_inside_a_handler_runs_alone_instead_of_waiting_fo
 
     def deposit_twice(uow: UnitOfWork, cmd: DepositTwice) -> dict[str, Any]:
         inner = holder[0].deposit(f"inner-{cmd.player_id}", cmd.player_id, 5)
-        return {"inner": inner["balance"]}
+        return {"inner": inner.balance}
 
     app = bootstrap(
         store.settings(),
         keyring=store.keyring,
-        extra_handlers=lambda _rounds: {DepositTwice: deposit_twice},
+        extra_handlers=lambda _rounds: [DepositTwice.handled_by(deposit_twice)],
     )
     store.apps.append(app)
     holder.append(app)

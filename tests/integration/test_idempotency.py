@@ -14,6 +14,7 @@ import pytest
 from ledger import envelope
 from ledger.casino import Casino
 from ledger.errors import IdempotencyConflict
+from ledger.results import AccountMoved
 from tests.conftest import Store
 from tests.integration.test_ledger_rules import raw_rows
 from tests.money import credit_win, refund, stake
@@ -139,7 +140,7 @@ def test_twenty_concurrent_senders_of_one_deposit_request_move_money_once(
         t.join()
 
     assert errors == []
-    assert results == [{"player_id": "ann", "balance": 75}] * senders
+    assert results == [AccountMoved(player_id="ann", balance=75)] * senders
     moves = movement_rows(store)
     assert [topic for topic, _ in moves] == ["croupier/account/deposited@1"]
     assert moves[0][1]["amount"] == 75
@@ -174,7 +175,7 @@ def test_concurrent_senders_of_one_request_id_with_two_bodies_get_one_answer(
     winner = moves[0][1]["amount"]
     for amount, outcome in outcomes:
         if amount == winner:
-            assert outcome == {"player_id": "ann", "balance": winner}
+            assert outcome == AccountMoved(player_id="ann", balance=winner)
         else:
             assert isinstance(outcome, IdempotencyConflict)
     assert casinos[1].account_balance("ann") == winner

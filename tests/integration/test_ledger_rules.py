@@ -26,6 +26,7 @@ from ledger.errors import (
     SessionClosed,
     SessionNotFound,
 )
+from ledger.results import AccountMoved, AccountOpened
 from tests.conftest import Store
 from tests.helpers import assert_refused, raw_rows
 from tests.money import credit_win, refund, stake
@@ -55,16 +56,16 @@ def open_session(app: Casino, player: str = "ann", buy_in: int = 400, rid: str =
 def test_a_new_account_starts_with_a_zero_balance(app: Casino) -> None:
     result = app.open_account("r1", "ann", "EUR")
 
-    assert result == {"player_id": "ann", "currency": "EUR", "balance": 0}
+    assert result == AccountOpened(player_id="ann", currency="EUR", balance=0)
     assert app.account_balance("ann") == 0
 
 
 def test_deposits_and_withdrawals_move_the_account_balance(app: Casino) -> None:
     app.open_account("r1", "ann", "EUR")
 
-    assert app.deposit("r2", "ann", 1_000) == {"player_id": "ann", "balance": 1_000}
-    assert app.deposit("r3", "ann", 250)["balance"] == 1_250
-    assert app.withdraw("r4", "ann", 1_250) == {"player_id": "ann", "balance": 0}
+    assert app.deposit("r2", "ann", 1_000) == AccountMoved(player_id="ann", balance=1_000)
+    assert app.deposit("r3", "ann", 250).balance == 1_250
+    assert app.withdraw("r4", "ann", 1_250) == AccountMoved(player_id="ann", balance=0)
     assert app.account_balance("ann") == 0
 
 
@@ -303,7 +304,7 @@ def test_an_amount_refused_as_invalid_does_not_use_up_its_request_id(app: Casino
     with pytest.raises(InvalidAmount):
         app.deposit("d1", "ann", 0)
 
-    assert app.deposit("d1", "ann", 5)["balance"] == 1_005
+    assert app.deposit("d1", "ann", 5).balance == 1_005
 
 
 def test_a_request_id_refused_for_lack_of_funds_can_be_used_again(

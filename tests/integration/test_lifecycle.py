@@ -23,7 +23,7 @@ from api.app import create_app
 from games.adapter import RoundTerms
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
-from ledger.commands import SessionCommand
+from ledger.commands import Route, SessionCommand
 from ledger.contracts import CHECKPOINT_SEALED
 from ledger.errors import AutoCompletionFailed, StorageUnavailable
 from ledger.play import Rounds
@@ -151,12 +151,12 @@ class PlayEndless(SessionCommand):
     bet: int
 
 
-def endless_handlers(rounds: Rounds) -> dict[type[Any], Any]:
+def endless_handlers(rounds: Rounds) -> list[Route[Any, Any]]:
     def start(uow: UnitOfWork, cmd: PlayEndless) -> dict[str, Any]:
         session = uow.session(cmd.session_id)
         return rounds.start(uow, session, Endless(), cmd.bet)
 
-    return {PlayEndless: start}
+    return [PlayEndless.handled_by(start)]
 
 
 def test_an_automatic_completion_that_cannot_finish_raises_and_saves_nothing(

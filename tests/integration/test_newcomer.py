@@ -54,7 +54,7 @@ def test_an_account_in_a_code_that_is_no_iso_4217_currency_is_refused(
 
 def test_an_account_in_yen_opens(store: Store) -> None:
     app = store.open()
-    assert app.open_account("o", "kenji", "JPY")["currency"] == "JPY"
+    assert app.open_account("o", "kenji", "JPY").currency == "JPY"
 
 
 def test_currencies_endpoint_publishes_each_minor_unit(client: Any) -> None:
