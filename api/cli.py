@@ -220,7 +220,7 @@ def cmd_table_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="croupier", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("demo", help="play a scripted session and seal a checkpoint")
@@ -269,7 +269,11 @@ def main(argv: list[str] | None = None) -> int:
     tr.add_argument("--create", metavar="CURRENCY", help="create the table first if missing")
     tr.add_argument("--ticks", type=int, default=0, help="stop after this many ticks")
     tr.set_defaults(func=cmd_table_run)
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)
     except KeyringError as e:

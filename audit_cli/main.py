@@ -226,7 +226,13 @@ def cmd_wallet_reconcile(args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_keys(args: argparse.Namespace, out: Console) -> int:
-    path = Path(args.data_dir) / "keys" / "keyring.json" if not args.keyring else Path(args.keyring)
+    if args.keyring:
+        path = Path(args.keyring)
+    else:
+        from ledger.settings import Settings
+
+        settings = Settings() if args.data_dir is None else Settings(data_dir=args.data_dir)
+        path = settings.key_directory / "keyring.json"
     try:
         doc = json.loads(path.read_text())
         load_public_keys(doc)  # refuse to export a keyring whose ids do not match
@@ -581,6 +587,24 @@ def _print_theoretical(args: argparse.Namespace, out: Console) -> int:
     return EXIT_FINDINGS if findings else EXIT_OK
 
 
+DB_HELP = (
+    "SQLite file or postgresql://...?schema=NAME; default: the server's own store, "
+    "CROUPIER_DATABASE_URL if set, else CROUPIER_DATA_DIR/casino.sqlite (data/casino.sqlite)"
+)
+
+
+def _add_db(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", default=None, help=DB_HELP)
+
+
+def default_db() -> str:
+    """The store ``croupier serve`` uses with the same environment (ledger.settings)."""
+    from ledger.settings import SQLITE_FILE, Settings
+
+    settings = Settings()
+    return settings.database_url or str(settings.data_dir / SQLITE_FILE)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="audit-cli", description=__doc__)
     common = argparse.ArgumentParser(add_help=False)
@@ -595,11 +619,7 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser(
         "verify", parents=[common], help="verify signatures, chains, checkpoints and books"
     )
-    v.add_argument(
-        "--db",
-        default="data/casino.sqlite",
-        help="SQLite file or postgresql://...?schema=NAME (default data/casino.sqlite)",
-    )
+    _add_db(v)
     v.add_argument(
         "--keys",
         help="public keys JSON from `audit-cli keys --out` "
@@ -638,16 +658,20 @@ def build_parser() -> argparse.ArgumentParser:
     k = sub.add_parser(
         "keys", parents=[common], help="export the signing public keys with fingerprints"
     )
-    k.add_argument("--data-dir", default="data", help="croupier data directory (default data)")
+    k.add_argument(
+        "--data-dir",
+        default=None,
+        help="croupier data directory (default: CROUPIER_DATA_DIR, else data)",
+    )
     k.add_argument("--keyring", help="path to a keyring.json instead of DATA_DIR/keys/keyring.json")
     k.add_argument("--out", help="write the public keys JSON to this file")
-    k.add_argument("--json", action="store_true")
+    k.add_argument("--json", action="store_true", help="machine-readable output")
     k.set_defaults(func=cmd_keys)
     r = sub.add_parser(
         "round", parents=[common], help="a round's timeline, re-derived from its revealed seed"
     )
     r.add_argument("code", help="game code, e.g. RD-20261129-131541-7K3Q")
-    r.add_argument("--db", default="data/casino.sqlite")
+    _add_db(r)
     r.add_argument(
         "--keys",
         help="public keys JSON from `audit-cli keys --out` "
@@ -657,13 +681,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--session",
         help="a live blackjack round (IBJ-...): one player's bets, decisions, hands and payouts",
     )
-    r.add_argument("--json", action="store_true")
+    r.add_argument("--json", action="store_true", help="machine-readable output")
     r.set_defaults(func=cmd_round)
 
     h = sub.add_parser("history", parents=[common], help="a player's account history from the log")
-    h.add_argument("player")
-    h.add_argument("--db", default="data/casino.sqlite")
-    h.add_argument("--json", action="store_true")
+    h.add_argument("player", help="the player id")
+    _add_db(h)
+    h.add_argument("--json", action="store_true", help="machine-readable output")
     h.set_defaults(func=cmd_history)
 
     st = sub.add_parser(
@@ -671,15 +695,15 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         help="every movement of a player's money with running balances, from the log",
     )
-    st.add_argument("player")
-    st.add_argument("--db", default="data/casino.sqlite")
+    st.add_argument("player", help="the player id")
+    _add_db(st)
     st.add_argument(
         "--from", dest="start", type=_when, help="first day or time (ISO 8601, UTC by default)"
     )
     st.add_argument("--to", dest="end", type=_when, help="last day (inclusive) or time")
     fmt = st.add_mutually_exclusive_group()
     fmt.add_argument("--csv", action="store_true", help="CSV on stdout")
-    fmt.add_argument("--json", action="store_true")
+    fmt.add_argument("--json", action="store_true", help="machine-readable output")
     st.set_defaults(func=cmd_statement)
 
     vd = sub.add_parser(
@@ -688,11 +712,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="operator: void a round after a malfunction "
         "(uses CROUPIER_* settings to reach the store)",
     )
-    vd.add_argument("code")
-    vd.add_argument("--reason", required=True)
+    vd.add_argument("code", help="the round's game code")
+    vd.add_argument("--reason", required=True, help="why the round is voided (recorded)")
     vd.add_argument("--incident", required=True, help="incident id")
     vd.add_argument("--request-id", help="idempotency key (default: void:CODE)")
-    vd.add_argument("--json", action="store_true")
+    vd.add_argument("--json", action="store_true", help="machine-readable output")
     vd.set_defaults(func=cmd_void)
 
     rt = sub.add_parser(
@@ -700,8 +724,8 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         help="observed RTP per game, variant, paytable and coins vs the certified maths",
     )
-    rt.add_argument("--db", default="data/casino.sqlite")
-    rt.add_argument("--json", action="store_true")
+    _add_db(rt)
+    rt.add_argument("--json", action="store_true", help="machine-readable output")
     rt.add_argument(
         "--plot", metavar="FILE.png", help="draw cumulative observed RTP against theory"
     )
@@ -719,13 +743,13 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         help="every transaction croupier sent to the operator's wallet, with its state",
     )
-    rc.add_argument("--operator", required=True)
-    rc.add_argument("--db", default="data/casino.sqlite")
+    rc.add_argument("--operator", required=True, help="the operator whose wallet is reconciled")
+    _add_db(rc)
     rc.add_argument("--from", dest="start", type=_when, help="first day or time (ISO 8601)")
     rc.add_argument("--to", dest="end", type=_when, help="last day (inclusive) or time")
     rfmt = rc.add_mutually_exclusive_group()
     rfmt.add_argument("--csv", action="store_true", help="CSV on stdout")
-    rfmt.add_argument("--json", action="store_true")
+    rfmt.add_argument("--json", action="store_true", help="machine-readable output")
     rc.set_defaults(func=cmd_wallet_reconcile)
     return p
 
@@ -741,6 +765,8 @@ def _when(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "db", "") is None:
+        args.db = default_db()
     out = console(wide=getattr(args, "wide", False))
     try:
         code: int = args.func(args, out)

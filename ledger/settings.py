@@ -26,55 +26,94 @@ HASH_ENTRY_BYTES = 400  # one (aggregate, version) -> (digest, event hash) entry
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="CROUPIER_", extra="ignore")
+    """Every setting, from ``CROUPIER_<NAME>`` in the environment. Each field's docstring is
+    its documentation (docs/reference/configuration.md is generated from them)."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="CROUPIER_", extra="ignore", use_attribute_docstrings=True
+    )
 
     data_dir: Path = Path("data")
+    """Directory of the embedded store: the SQLite file ``casino.sqlite``, ``keys/`` and
+    ``api-tokens.json`` (created 0700, files 0600)."""
     database_url: str | None = None
+    """``postgresql://user:pass@host:port/db?schema=name`` selects PostgreSQL (the
+    eventsourcing library's own ``POSTGRES_DBNAME``, ``POSTGRES_HOST``, ... also work)."""
     keys_dir: Path | None = None
+    """Keyring directory (generated on first run, files 0600); default ``DATA_DIR/keys``."""
     generate_keys: bool = True
+    """Generate missing keys on first run; ``false`` in production refuses to start without
+    them."""
     signing_key: SecretStr | None = None
+    """Ed25519 signing key (PKCS#8 PEM or 64 hex digits) from the environment."""
     signing_key_file: Path | None = None
+    """Ed25519 signing key from a file (PKCS#8 PEM or 64 hex digits)."""
     sealing_key: SecretStr | None = None
+    """64 hex digits: the AES-256-GCM key that seals round and shoe seeds (required with a
+    signing key from the environment)."""
     public_keys_file: Path | None = None
+    """Public keys (``audit-cli keys`` format) of format 1 rows written before the log's
+    genesis; every later key is in the log."""
     checkpoint_every: int = 1000
+    """Commands between automatic checkpoints."""
     checkpoint_interval_seconds: float = 1.0
-    # False when the application role does not own the schema (`croupier db init`).
+    """Checkpoint timer while ``croupier serve`` runs."""
     create_tables: bool = True
-    # Memory the process's caches may use, in MiB: three quarters for aggregates, a quarter
-    # for the hashes of events already verified, at the sizes measured per entry
-    # (bench/bench_memory.py). ``aggregate_cache_size`` overrides the aggregates' share.
+    """``false`` when the schema was made by ``croupier db init`` (the application role owns
+    nothing)."""
     cache_budget_mb: int = 64
+    """Memory the caches may use, in MiB: three quarters for aggregates (6 KiB each,
+    measured), a quarter for hashes of verified events (400 B each)."""
     aggregate_cache_size: int | None = None
-    # Group commit: at most this many waiting commands share one transaction.
+    """Number of aggregates cached, overriding the budget's share (``0``: unbounded)."""
     group_commit_max: int = 64
-    # Signed snapshots (ledger.snapshots) of accounts, sessions and tables every this many
-    # events; 0: none taken and none read (every load replays all the events).
+    """Most waiting commands that share one transaction (group commit)."""
     snapshot_every: int = 100
-    # HTTP API (``croupier serve``). Bearer tokens of the operator's backend and of the
-    # auditors; when unset, generated on first run into DATA_DIR/api-tokens.json (0600).
+    """A signed snapshot of an account, session or table each time its events reach a
+    multiple of this; ``0``: none taken and none read (every load replays every event)."""
     operator_token: SecretStr | None = None
+    """Bearer token of the operator's backend; when unset, generated on first run into
+    ``DATA_DIR/api-tokens.json`` (0600)."""
     auditor_token: SecretStr | None = None
-    # Key of the stateless session tokens (HMAC-SHA256); when unset, 32 random bytes in
-    # KEYS_DIR/api-secret.key (0600), generated on first run.
+    """Bearer token of the auditors (read-only); generated like the operator's."""
     api_secret: SecretStr | None = None
-    # HTTP limits (api/limits.py): checked before a request body is read.
+    """HMAC-SHA256 key of the stateless session tokens and the round viewer's signed links;
+    when unset, 32 random bytes in ``KEYS_DIR/api-secret.key`` (0600). Rotating it revokes
+    every token and link."""
     session_token_ttl_seconds: int = 86_400
+    """A session token expires this long after its session opened."""
     closed_session_grace_seconds: int = 300
+    """A closed session's token still reads its final state this long."""
     max_body_bytes: int = 65_536
+    """Larger request bodies are refused with 413 before they are read."""
     requests_per_address_per_second: float = 1_000.0
+    """Requests per client address (burst twice this), else 429 with ``Retry-After``."""
     requests_per_credential_per_second: float = 500.0
+    """Requests per bearer credential (burst twice this), else 429."""
     auth_failures_per_second: float = 2.0
+    """Failed authentications per address, else 429."""
     auth_failure_burst: int = 20
-    # Live table streams (api/table_stream.py): seed 002's disconnection rule follows them.
+    """Burst of failed authentications allowed per address."""
+    cors_allowed_origins: list[str] = []
+    """Origins (``https://games.example.com``) whose browser pages may call the API and open
+    table streams, as JSON: ``["https://a.example", "https://b.example"]``. Default: none
+    (browsers refuse every cross-origin call)."""
     stream_grace_seconds: float = 5.0
+    """A live table stream lost this long counts as a disconnection (seed 002)."""
     stream_heartbeat_seconds: float = 15.0
+    """A heartbeat after this much silence on a table stream."""
     stream_poll_seconds: float = 0.25
+    """How often a table's feed reads the log for other processes' writes."""
     stream_queue_messages: int = 2_000
+    """Messages held per stream client before it is dropped (it reconnects and resumes)."""
     streams_per_session: int = 2
+    """Open table streams per game session, then 429 ``too-many-streams``."""
     max_streams: int = 5_000
-    # Wallet mode per operator (issue 16), JSON: {"op": {"mode": "seamless", "base_url":
-    # ..., "key": ..., "read_timeout": 5}}; an operator not listed uses transfer mode.
+    """Open table streams per process, then 503."""
     wallets: dict[str, WalletSettings] = {}
+    """Wallet mode per operator, JSON: ``{"op": {"mode": "seamless", "base_url": ...,
+    "key_file": ..., "read_timeout": 5}}``; an operator not listed is ``transfer``
+    (see the wallets page)."""
 
     @property
     def key_directory(self) -> Path:

@@ -9,7 +9,7 @@ the peek when an ace is up; never after a double, a bust, on 21 or on a blackjac
 
 The tables live in ``cashout_tables.json`` next to this module and are derived from the
 exact maths by :func:`games.blackjack.cashout_math.table_document` (the derivation, the
-values they are built on and the margin are documented there and in docs/blackjack.md);
+values they are built on and the margin are documented there and in docs/games/blackjack.md);
 a certification test regenerates the file and compares.
 
 >>> table = CASHOUT_TABLES["cashout-v1"]

@@ -119,7 +119,7 @@ def hand_space(
     """Build the reachable states: two-card main hands and what hitting or doubling
     reaches; one-card split hands (forced draw) and what they reach. ``hit_hard_17``
     lifts seed 002's "no card on a hard 17 or more" (only to explain the published
-    figure, see docs/blackjack.md). ``shoe``: keep only hands that shoe can deal (small
+    figure, see docs/games/blackjack.md). ``shoe``: keep only hands that shoe can deal (small
     shoes in tests; every hand fits 8 decks)."""
     index: dict[tuple[tuple[int, ...], int], int] = {}
     order: list[tuple[tuple[int, ...], int]] = []

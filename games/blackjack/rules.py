@@ -15,7 +15,7 @@ Readings of seed 002 this engine takes (each is also stated where it is applied)
 - **Ten up** (:class:`TenUpReading`): with a ten-value up card there is no peek; a dealer
   blackjack found at the end takes every stake the player put out, doubles and splits
   included (``all-bets``, the default: the European no-hole-card convention, and the
-  reading whose exact RTP, 99.4561 %, is nearest seed 002's 99.47 %; see docs/blackjack.md),
+  reading whose exact RTP, 99.4561 %, is nearest seed 002's 99.47 %; see docs/games/blackjack.md),
   or the original bet only (``original-only``, 99.5483 %).
 - **Double** on any two initial cards whose total is not 21 (seed 002: "Se il valore della
   tua mano iniziale è diverso da 21, puoi decidere di raddoppiare"; "Raddoppia con due

@@ -15,7 +15,7 @@ from wallet.sim.faults import Fault, FaultPlan
 def add_wallet_sim(sub: Any) -> None:
     """Register the ``wallet-sim`` subcommand on croupier's argument parser."""
     w = sub.add_parser("wallet-sim", help="run the reference operator wallet (seamless mode)")
-    w.add_argument("--host", default="127.0.0.1")
+    w.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     w.add_argument("--port", type=int, default=8100, help="port (default 8100)")
     w.add_argument("--db", type=Path, default=Path("wallet-sim.sqlite"), help="balances file")
     w.add_argument(
@@ -29,8 +29,8 @@ def add_wallet_sim(sub: Any) -> None:
     w.add_argument("--hang-ms", type=int, default=2000, help="how long a timeout fault holds")
     for fault in Fault:
         w.add_argument(f"--{fault}-rate", type=float, default=0.0, help=f"share of '{fault}'")
-    w.add_argument("--fault-seed", type=int, default=0)
-    w.add_argument("--log-level", default="info")
+    w.add_argument("--fault-seed", type=int, default=0, help="seed of the random faults")
+    w.add_argument("--log-level", default="info", help="uvicorn log level")
     w.set_defaults(func=cmd_wallet_sim)
 
 
