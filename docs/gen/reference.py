@@ -242,8 +242,20 @@ MEANINGS = {
 }
 
 
+def _import_all() -> None:
+    """Import every module of the packages, so the error classes found below are the same
+    whether this runs alone or inside a test session that has imported more."""
+    import importlib
+    import pkgutil
+
+    for package in ("games", "ledger", "api", "cells", "wallet"):
+        root = importlib.import_module(package)
+        for info in pkgutil.walk_packages(root.__path__, f"{package}."):
+            importlib.import_module(info.name)
+
+
 def _error_classes() -> list[type[Exception]]:
-    import api.app  # noqa: F401  (imports every error module the API can raise from)
+    _import_all()
     from games.errors import GameRuleError
     from ledger.errors import LedgerError
 

@@ -212,7 +212,7 @@ class Books(RuleBasedStateMachine):
         if result is not None:
             self.accounts[player] += amount
             self.bank -= amount
-            assert result["balance"] == self.accounts[player]
+            assert result.balance == self.accounts[player]
 
     @rule(player=players, amount=amounts)
     def withdraw(self, player: str, amount: Any) -> None:
@@ -227,7 +227,7 @@ class Books(RuleBasedStateMachine):
         if result is not None:
             self.accounts[player] -= amount
             self.bank += amount
-            assert result["balance"] == self.accounts[player]
+            assert result.balance == self.accounts[player]
 
     # -- sessions ---------------------------------------------------------------------
 
