@@ -16,7 +16,6 @@ from contextlib import asynccontextmanager
 
 from anyio import to_thread
 from fastapi import FastAPI
-from pydantic import BaseModel
 
 from api import (
     auditor,
@@ -33,6 +32,8 @@ from api import (
 )
 from api.auth import Credentials, load_credentials
 from api.catalogue import catalogue
+from api.health import Health
+from api.health import health as sealer_health
 from api.limits import Guard
 from api.table_runners import TableRunners, ensure_default_table
 from ledger.bootstrap import bootstrap
@@ -53,15 +54,6 @@ Every mutating request needs an `Idempotency-Key` header: repeating it returns t
 original response and moves nothing; the same key with a different request is a 409.
 Money is always an integer of minor units. Errors are `{"code", "message", ...ids}`.
 """
-
-
-class Health(BaseModel):
-    status: str
-    """``ok``, or ``degraded`` while the sealer's last attempt failed."""
-    last_checkpoint_age_seconds: float | None = None
-    """Seconds since the newest checkpoint was written (None before the first)."""
-    sealer_error: str | None = None
-    """Why the sealer's last attempt failed (also logged), else None."""
 
 
 def create_app(
@@ -146,14 +138,7 @@ def create_app(
         """Liveness and the sealer's state (no credential): the age of the newest
         checkpoint, and the sealer's last error, if its last attempt failed."""
         owned: Casino | None = app.state.casino
-        if owned is None:
-            return Health(status="ok")
-        sealer = owned.sealer
-        return Health(
-            status="degraded" if sealer.last_error else "ok",
-            last_checkpoint_age_seconds=sealer.checkpoint_age(),
-            sealer_error=sealer.last_error,
-        )
+        return sealer_health(None if owned is None else owned.sealer)
 
     # Outermost: authentication, rate and size limits before any body is read.
     app.add_middleware(

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from eventsourcing.persistence import InterfaceError, OperationalError
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -183,6 +184,16 @@ def install(app: FastAPI) -> None:
         code = _HTTP_CODES.get(exc.status_code, "http-error")
         message = exc.detail if isinstance(exc.detail, str) else code
         return _json(exc.status_code, error_body(request, code, message), exc.headers)
+
+    @app.exception_handler(OperationalError)
+    @app.exception_handler(InterfaceError)
+    async def store_down(request: Request, exc: Exception) -> JSONResponse:
+        # A read that found no connection to the store (commands say so themselves:
+        # StorageUnavailable): named, and retryable, never a bare 500.
+        log.error("store unavailable on %s %s: %s", request.method, request.url.path, exc)
+        message = "the store did not answer; nothing was written, retry later"
+        body = error_body(request, StorageUnavailable.code, message)
+        return _json(503, body, {"Retry-After": "1"})
 
     @app.exception_handler(TamperDetected)
     async def tamper(request: Request, exc: TamperDetected) -> JSONResponse:

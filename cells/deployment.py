@@ -3,9 +3,12 @@
 and then signs the index of their tree heads (:mod:`cells.index`).
 
 Each cell's own per-command checkpoint trigger is turned off here (its
-``checkpoint_every`` is set out of reach): every checkpoint of a cell is written by this
-sealer, which signs a fresh index right after, so the index on disk is out of date only
-between those two steps (or after a crash between them, until the next tick).
+``checkpoint_every`` is set out of reach): a cell's checkpoints are written by its own
+sealer thread (one per cell, so a cell whose store does not answer delays no other cell's
+checkpoints), and each checkpoint written is followed at once by a freshly signed index,
+so the index on disk is out of date only between those two steps (or after a crash
+between them, until that cell's next checkpoint). The index names each cell's newest
+checkpoint as its sealer last knew it: a cell that is down keeps its last head.
 """
 
 from __future__ import annotations
@@ -55,8 +58,6 @@ class Cells:
         self.base = base or Settings()
         self.apps: dict[str, Casino] = {}
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self.last_index: dict[str, Any] | None = None
         self.last_error: str | None = None
         try:
@@ -80,55 +81,68 @@ class Cells:
         return self.apps[self.map.cell_for(player_id).name]
 
     def heads(self) -> list[dict[str, Any]]:
-        """Each cell's log and newest checkpoint, as the index names them."""
+        """Each cell's log and newest checkpoint, as the index names them (from each
+        sealer's memory once known: a cell whose store is down keeps its last head)."""
         heads = []
         for name, app in self.apps.items():
-            cp = app.sealer.latest()
+            view = app.sealer.newest or app.sealer.refresh()
             head: dict[str, Any] = {
                 "cell": name,
                 "log_id": app.key_history.log_id.hex(),
                 "genesis": "SHA256:" + app.key_history.genesis_fingerprint,
             }
             head.update(
-                {k: v for k, v in cp.view().items() if k in index.HEAD_FIELDS} if cp else {"seq": 0}
+                {k: v for k, v in view.items() if k in index.HEAD_FIELDS} if view else {"seq": 0}
             )
             heads.append(head)
         return heads
 
-    def seal(self) -> dict[str, Any]:
-        """Checkpoint every cell, then sign and write the index of their heads."""
+    def sign_index(self) -> dict[str, Any]:
+        """Sign and write the index of the cells' heads as they are known now."""
         with self._lock:
-            for app in self.apps.values():
-                app.seal()
             doc = index.sign(self.index_key, self.heads(), int(time.time() * 1000))
             index.write(self.map.index_path, doc)
             self.last_index = doc
             return doc
 
+    def seal(self) -> dict[str, Any]:
+        """Checkpoint every cell, then sign and write the index of their heads. A cell
+        that fails does not stop the others: the index is signed with its last head,
+        then the first failure is raised."""
+        failed: list[BaseException] = []
+        for app in self.apps.values():
+            try:
+                app.seal()
+            except Exception as e:
+                failed.append(e)
+        doc = self.sign_index()
+        if failed:
+            raise failed[0]
+        return doc
+
+    def _signed(self, _view: dict[str, Any]) -> None:
+        try:
+            self.sign_index()
+        except Exception as e:  # retried after the next checkpoint; logged and in /health
+            message = f"{type(e).__name__}: {e}"
+            if message != self.last_error:
+                log.error("cells index: %s", message)
+            self.last_error = message
+        else:
+            self.last_error = None
+
     def start(self, interval: float) -> None:
-        """Seal every ``interval`` seconds in a thread (``croupier serve --cells``)."""
-
-        def run() -> None:
-            while not self._stop.wait(interval):
-                try:
-                    self.seal()
-                except Exception as e:  # retried at the next tick; logged and in /health
-                    message = f"{type(e).__name__}: {e}"
-                    if message != self.last_error:
-                        log.error("cells sealer: %s", message)
-                    self.last_error = message
-                else:
-                    self.last_error = None
-
-        self._thread = threading.Thread(target=run, name="croupier-cells-sealer", daemon=True)
-        self._thread.start()
+        """Start every cell's sealer, each in its own thread (``croupier serve --cells``);
+        each checkpoint it writes is followed by a newly signed index."""
+        for name, app in self.apps.items():
+            app.sealer.on_sealed.append(self._signed)
+            app.sealer.start(interval, name=f"croupier-sealer-{name}")
 
     def close(self) -> None:
-        """Stop the sealer, seal every cell and write the index once more, close them."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-            self._thread = None
+        """Stop the sealers, seal every cell and write the index once more, close them."""
+        for app in self.apps.values():
+            app.sealer.stop()
+            app.sealer.on_sealed = [f for f in app.sealer.on_sealed if f != self._signed]
         try:
             if len(self.apps) == len(self.map.cells) and hasattr(self, "index_key"):
                 self.seal()

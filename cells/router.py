@@ -16,7 +16,8 @@ request names its cell or its player:
 7. anything else (``/v1/games``, ``/v1/currencies``, ``/openapi.json``, ``/docs``) is the
    same in every cell: the first cell answers.
 
-Spanning the cells: ``GET /health`` (every cell's sealer and the cells sealer),
+Spanning the cells: ``GET /health`` (every cell's store and checkpoint age, the failing
+cells named: :mod:`api.health`),
 ``GET /v1/cells`` (operator or auditor: the cells with their logs and newest heads) and
 ``GET /v1/cells/index`` (auditor: the latest signed index of the cells' tree heads).
 A session token sent with another cell's prefix or header is refused (403 ``wrong-cell``).
@@ -34,6 +35,7 @@ from fastapi import FastAPI
 
 from api.app import create_app
 from api.auth import Credentials, Role
+from api.health import cells_health
 from cells.deployment import Cells
 from cells.tokens import for_cell, token_cell
 from ledger.settings import Settings
@@ -221,17 +223,8 @@ class CellRouter:
         assert self.cells is not None
         cells = self.cells
         if path == "/health":
-            doc: dict[str, Any] = {"status": "ok", "cells": {}}
-            for name, app in cells.apps.items():
-                sealer = app.sealer
-                doc["cells"][name] = {
-                    "status": "degraded" if sealer.last_error else "ok",
-                    "last_checkpoint_age_seconds": sealer.checkpoint_age(),
-                }
-                if sealer.last_error:
-                    doc["status"] = "degraded"
-            if cells.last_error:
-                doc["status"], doc["cells_sealer_error"] = "degraded", cells.last_error
+            sealers = {name: app.sealer for name, app in cells.apps.items()}
+            doc = cells_health(sealers, cells.last_error).model_dump(exclude_none=True)
             await _json(send, 200, doc)
             return
         caller = self.credentials.identify(token) if token else None

@@ -64,7 +64,7 @@ from ledger.results import AccountMoved, AccountOpened, Wire, wire_of
 from ledger.rounds import Round
 from ledger.settings import APP_NAME, Settings
 from ledger.snapshots import SnapshotStore, Snapshotter, construct_store
-from ledger.store import SigningEventStore, VerifyingMapper
+from ledger.store import SigningEventStore, VerifyingMapper, bound_waits
 from ledger.unit_of_work import UnitOfWork
 
 log = logging.getLogger("croupier")
@@ -118,6 +118,7 @@ class Casino(Application[UUID]):
                 super().__init__(env=env)
         else:
             super().__init__(env=env)
+        bound_waits(getattr(self.factory, "datastore", None), self.settings.store_timeout_seconds)
         self.sealer = Sealer(self)
         # Key history: genesis, rotations; refuses to start on a keyring the log disagrees with.
         self.key_history = trust.attach(self)

@@ -97,7 +97,14 @@ class Sealer:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.last_error: str | None = None
-        self._sealed_at: float | None = None  # monotonic time of the newest checkpoint
+        self.errors = 0  # failed timer ticks, for the metrics
+        self.newest: dict[str, Any] | None = None
+        """The newest checkpoint this process knows (wrote, or read from the store), kept
+        in memory: ``/health`` and the metrics never wait on the store for it."""
+        self.last_ok: float | None = None
+        """Wall time of the last tick that reached the store (sealed, or found nothing new)."""
+        self.on_sealed: list[Callable[[dict[str, Any]], None]] = []
+        """Called (in the sealing thread) with each checkpoint this process writes."""
         # One sealer at a time per log across processes (ledger.sealer_fence).
         self.fence = fence_for(app.recorder)
         self.skipped = 0  # seals left to another process that held the fence
@@ -127,10 +134,18 @@ class Sealer:
                 hi = mid
         return lo
 
+    def refresh(self) -> dict[str, Any] | None:
+        """Read the newest stored checkpoint into :attr:`newest` (another process may
+        have written it); the view, or None if the log has none."""
+        cp = self.latest()
+        self.newest = None if cp is None else cp.view()
+        return self.newest
+
     def _load(self) -> _SealerState:
         cp = self.latest()
         if cp is None:
             return _SealerState(0, merkle.IncrementalTree(), 0)
+        self.newest = cp.view()
         tree = merkle.IncrementalTree.from_hex(cp.tree_size, cp.subtree_roots)
         return _SealerState(cp.seq, tree, cp.last_notification_id)
 
@@ -147,7 +162,6 @@ class Sealer:
         with self._lock, self.fence.hold(wait=wait) as held:
             if not held:
                 self.skipped += 1
-                self._sealed_at = None  # the age is the stored checkpoint's from now on
                 return None
             return self._seal_fenced()
 
@@ -192,35 +206,53 @@ class Sealer:
                 self._state = None  # another sealer wrote this number: catch up
                 continue
             self._state = _SealerState(cp.seq, tree, last_id)
-            self._sealed_at = time.monotonic()
-            return cp.view()
+            view = cp.view()
+            self.newest = view
+            for observer in list(self.on_sealed):
+                observer(view)
+            return view
         return None
 
     # -- the timer used by `croupier serve` -------------------------------------------
 
     def checkpoint_age(self) -> float | None:
-        """Seconds since the newest checkpoint (this process's, else the stored one)."""
-        if self._sealed_at is not None:
-            return time.monotonic() - self._sealed_at
-        cp = self.latest()
-        return None if cp is None else max(0.0, time.time() - cp.timestamp_ms / 1000)
+        """Seconds since the newest checkpoint known to this process (None before the
+        first): from memory, so it answers at once even while the store does not."""
+        if self.newest is None:
+            return None
+        return max(0.0, time.time() - int(self.newest["timestamp_ms"]) / 1000)
 
-    def start(self, interval: float) -> None:
+    def tick(self) -> None:
+        """One tick of the timer: seal what is new (unless another process is sealing
+        now: then read the checkpoint it wrote); a failure is logged once and kept in
+        :attr:`last_error` (``/health``) until a tick succeeds."""
+        try:
+            skipped = self.skipped
+            self.seal(wait=False)
+            if self.skipped != skipped or self.newest is None:
+                self.refresh()
+        except Exception as e:  # retried at the next tick; logged and in /health
+            self.errors += 1
+            message = f"{type(e).__name__}: {e}".replace("\n", " ")
+            if message != self.last_error:
+                log.error("sealer: checkpoint failed: %s", message)
+            self.last_error = message
+        else:
+            if self.last_error:
+                log.warning("sealer: checkpoints resumed")
+            self.last_error = None
+            self.last_ok = time.time()
+
+    def start(self, interval: float, name: str = "croupier-sealer") -> None:
+        """Tick every ``interval`` seconds in a thread of its own (one per log, so a
+        store that does not answer delays no other log's checkpoints)."""
+
         def run() -> None:
+            self.tick()
             while not self._stop.wait(interval):
-                try:
-                    self.seal(wait=False)
-                except Exception as e:  # retried at the next tick; logged and in /health
-                    message = f"{type(e).__name__}: {e}"
-                    if message != self.last_error:
-                        log.error("sealer: checkpoint failed: %s", message)
-                    self.last_error = message
-                else:
-                    if self.last_error:
-                        log.warning("sealer: checkpoints resumed")
-                    self.last_error = None
+                self.tick()
 
-        self._thread = threading.Thread(target=run, name="croupier-sealer", daemon=True)
+        self._thread = threading.Thread(target=run, name=name, daemon=True)
         self._thread.start()
 
     def stop(self) -> None:

@@ -8,6 +8,7 @@ eventsourcing library's own ``POSTGRES_DBNAME`` / ``POSTGRES_HOST`` / ... variab
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ledger.keys import Keyring, KeyringError, load_private_key, load_public_keys
 from ledger.seamless.config import WalletSettings
+from ledger.store import MAX_WAITING
 
 APP_NAME = "casino"
 SQLITE_FILE = "casino.sqlite"
@@ -66,6 +68,9 @@ class Settings(BaseSettings):
     measured), a quarter for hashes of verified events (400 B each)."""
     aggregate_cache_size: int | None = None
     """Number of aggregates cached, overriding the budget's share (``0``: unbounded)."""
+    store_timeout_seconds: float = 1.0
+    """PostgreSQL: the longest a request waits for a connection to the store (the pool's
+    timeout) before it is answered 503 ``storage-unavailable`` with ``Retry-After``."""
     group_commit_max: int = 64
     """Most waiting commands that share one transaction (group commit)."""
     snapshot_every: int = 100
@@ -151,6 +156,13 @@ class Settings(BaseSettings):
             "POSTGRES_DBNAME"
         ):
             env["APPLICATION_RECORDER_TOPIC"] = "ledger.store:AppendOnlyPostgresRecorder"
+            # Bounded from the first connection on (whole seconds here; the exact
+            # figure is set on the pool once it is built: ledger.store.bound_waits).
+            bounds = {
+                "POSTGRES_CONNECT_TIMEOUT": str(math.ceil(self.store_timeout_seconds)),
+                "POSTGRES_MAX_WAITING": str(MAX_WAITING),
+            }
+            env.update({k: v for k, v in bounds.items() if k not in os.environ})
             # Never the library's DB-function insert path: in 9.5.6 it skips the table
             # lock that keeps notification ids in commit order (DESIGN §1.2).
             env["POSTGRES_ENABLE_DB_FUNCTIONS"] = "n"

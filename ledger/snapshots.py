@@ -35,7 +35,7 @@ from eventsourcing.persistence import (
     Recording,
     StoredEvent,
 )
-from eventsourcing.postgres import PostgresAggregateRecorder, PostgresDatastore
+from eventsourcing.postgres import PostgresDatastore
 from eventsourcing.sqlite import SQLiteAggregateRecorder, SQLiteDatastore
 from eventsourcing.utils import register_topic
 from psycopg.sql import SQL, Identifier
@@ -44,6 +44,7 @@ from ledger import envelope
 from ledger.errors import TamperDetected
 from ledger.store import (
     SQLITE_SNAPSHOTS,
+    BoundedPostgresRecorder,
     SigningEventStore,
     VerifyingMapper,
     canonical_sqlite_id,
@@ -246,7 +247,7 @@ class AppendOnlySQLiteSnapshotRecorder(SQLiteAggregateRecorder):
         ]
 
 
-class AppendOnlyPostgresSnapshotRecorder(PostgresAggregateRecorder):
+class AppendOnlyPostgresSnapshotRecorder(BoundedPostgresRecorder):
     """The event table's trigger function (made with it) guards this table too."""
 
     def __init__(self, datastore: PostgresDatastore, events_table_name: str) -> None:

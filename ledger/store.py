@@ -7,26 +7,34 @@ TRUNCATE) of event rows, so even the application's own connection cannot rewrite
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from functools import wraps
+from typing import Any, TypeVar
 from uuid import UUID
 
 from eventsourcing.domain import DomainEventProtocol
 from eventsourcing.persistence import (
     AggregateRecorder,
     EventStore,
+    InterfaceError,
     Mapper,
+    OperationalError,
     Recording,
     StoredEvent,
 )
-from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
+from eventsourcing.postgres import (
+    PostgresAggregateRecorder,
+    PostgresApplicationRecorder,
+    PostgresDatastore,
+)
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteDatastore
-from eventsourcing.utils import retry
-from psycopg import InterfaceError
+from psycopg import InterfaceError as PgInterfaceError
 from psycopg import OperationalError as PgOperationalError
 from psycopg.sql import SQL, Identifier
+from psycopg_pool import PoolTimeout, TooManyRequests
 
 from ledger import envelope
 from ledger.errors import TamperDetected
@@ -336,9 +344,72 @@ def postgres_snapshots(events_table_name: str) -> str:
     return events_table_name.removesuffix("_events") + "_snapshots"
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+MAX_WAITING = 256
+"""Callers queued for a pooled connection at most; the next is refused at once (503)."""
+
+
+def _no_connection(e: BaseException) -> bool:
+    """Whether ``e`` says no connection could be had at all (the pool waited its timeout
+    or its queue was full), as opposed to a connection that broke under a query."""
+    seen: BaseException | None = e
+    while seen is not None:
+        if isinstance(seen, PoolTimeout | TooManyRequests):
+            return True
+        seen = seen.__cause__
+    return False
+
+
+def once_more(method: F) -> F:
+    """The library's recorder method without its retries (ten attempts 0.2 s apart, each
+    waiting up to the pool's timeout for a connection: minutes before a caller hears of
+    a dead server), with one retry instead, and only when a pooled connection broke under
+    the query (the server restarted since it was opened): a second attempt takes a fresh
+    one. When no connection can be had, the error goes up at once: the caller answers
+    503 ``storage-unavailable`` within the pool's timeout (:func:`bound_waits`)."""
+    inner: Callable[..., Any] = getattr(method, "__wrapped__", method)
+
+    @wraps(inner)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return inner(self, *args, **kwargs)
+        except (InterfaceError, OperationalError, PgInterfaceError, PgOperationalError) as e:
+            if _no_connection(e):
+                raise
+            return inner(self, *args, **kwargs)
+
+    return call  # type: ignore[return-value]
+
+
+def bound_waits(datastore: object, seconds: float) -> None:
+    """A PostgreSQL store's waits bounded by ``seconds``: for a pooled connection (the
+    pool's timeout; the library reads it as whole seconds) and, for the pool's own
+    attempts to reconnect, libpq's ``connect_timeout`` (whole seconds, at least 2)."""
+    if not isinstance(datastore, PostgresDatastore):
+        return
+    pool = datastore.pool
+    pool.timeout = seconds
+    pool.max_waiting = MAX_WAITING
+    if isinstance(pool.kwargs, dict):
+        pool.kwargs["connect_timeout"] = max(2, math.ceil(seconds))
+
+
+class BoundedPostgresRecorder(PostgresAggregateRecorder):
+    """The aggregate recorder's reads and writes with :func:`once_more`."""
+
+    insert_events = once_more(PostgresAggregateRecorder.insert_events)
+    select_events = once_more(PostgresAggregateRecorder.select_events)
+
+
 class AppendOnlyPostgresRecorder(PostgresApplicationRecorder):
     """Also serialises schema creation: processes starting at the same moment would
-    otherwise deadlock on CREATE OR REPLACE of the trigger function and triggers."""
+    otherwise deadlock on CREATE OR REPLACE of the trigger function and triggers. Every
+    read and write is retried at most once (:func:`once_more`)."""
+
+    insert_events = once_more(PostgresApplicationRecorder.insert_events)
+    select_events = once_more(PostgresApplicationRecorder.select_events)
+    select_notifications = once_more(PostgresApplicationRecorder.select_notifications)
+    max_notification_id = once_more(PostgresApplicationRecorder.max_notification_id)
 
     def _insert_stored_events(
         self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any
@@ -380,7 +451,7 @@ class AppendOnlyPostgresRecorder(PostgresApplicationRecorder):
             finally:
                 conn.execute(SQL("SELECT pg_advisory_unlock(hashtext('croupier-create-schema'))"))
 
-    @retry((InterfaceError, PgOperationalError), max_attempts=10, wait=0.2)
+    @once_more
     def any_newer(self, versions: Sequence[tuple[UUID, int]]) -> bool:
         """Whether any of the aggregates has an event after the version given: one query
         per :data:`NEWER_CHUNK` aggregates, where ``select_events`` takes one each."""
