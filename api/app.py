@@ -22,6 +22,7 @@ from api import (
     currencies,
     errors,
     game,
+    metrics,
     operator,
     seamless,
     statement,
@@ -85,6 +86,7 @@ def create_app(
                 print(f"live table {created} created (Infinite Blackjack, EUR)", flush=True)
             runners = TableRunners(owned)
             runners.start()
+            app.state.table_runners = runners  # api.metrics samples their tables' lag
             if owned.seamless is not None:  # roll back unknown debits, start the outbox
                 await to_thread.run_sync(owned.seamless.start)
             # The video poker full cycle takes about a second: compute it before a client asks.
@@ -150,4 +152,5 @@ def create_app(
         failures=settings.auth_failures_per_second,
         failure_burst=settings.auth_failure_burst,
     )
+    metrics.install(app)  # GET /metrics, and the HTTP metrics outside everything else
     return app

@@ -108,7 +108,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from api.app import create_app
     from api.auth import load_credentials
     from api.malloc import limit_arenas
-    from api.serve import WORKER_APP, WORKER_HEALTHCHECK_SECONDS, workers_refused
+    from api.serve import WORKER_APP, WORKER_HEALTHCHECK_SECONDS, metrics_dir, workers_refused
 
     limit_arenas()  # before any thread starts (api.malloc)
 
@@ -135,6 +135,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"session-token secret: {credentials.secret_from}")
     if args.workers > 1:  # each worker process builds its own application (api.serve)
         print(f"workers: {args.workers} processes, each with its own writer", flush=True)
+        print(f"metrics of every worker (GET /metrics) via {metrics_dir()}", flush=True)
         uvicorn.run(
             WORKER_APP,
             factory=True,

@@ -13,10 +13,15 @@ refused.
 
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
+
 from fastapi import FastAPI
 
 from api.app import create_app
 from api.auth import load_credentials
+from api.metrics import MULTIPROC_ENV
 from ledger.settings import Settings
 
 WORKER_APP = "api.serve:worker_app"
@@ -37,6 +42,23 @@ def workers_refused(settings: Settings, workers: int) -> str | None:
             "on SQLite croupier serve is one process"
         )
     return None
+
+
+def metrics_dir() -> Path:
+    """The directory the worker processes share their metrics in (``api.metrics``): the
+    environment's ``PROMETHEUS_MULTIPROC_DIR``, emptied (the library's files of a
+    previous run would be added to this one's), else a new temporary one. Set in the
+    environment before the workers start, so each one's metrics library sees it."""
+    given = os.environ.get(MULTIPROC_ENV)
+    if given:
+        path = Path(given)
+        path.mkdir(parents=True, exist_ok=True)
+        for old in path.glob("*.db"):
+            old.unlink()
+    else:
+        path = Path(tempfile.mkdtemp(prefix="croupier-metrics-"))
+        os.environ[MULTIPROC_ENV] = str(path)
+    return path
 
 
 def worker_app() -> FastAPI:

@@ -135,6 +135,7 @@ class Cells:
         """Start every cell's sealer, each in its own thread (``croupier serve --cells``);
         each checkpoint it writes is followed by a newly signed index."""
         for name, app in self.apps.items():
+            app.sealer.cell = name
             app.sealer.on_sealed.append(self._signed)
             app.sealer.start(interval, name=f"croupier-sealer-{name}")
 

@@ -36,6 +36,7 @@ from fastapi import FastAPI
 from api.app import create_app
 from api.auth import Credentials, Role
 from api.health import cells_health
+from api.metrics import Sampler
 from cells.deployment import Cells
 from cells.tokens import for_cell, token_cell
 from ledger.settings import Settings
@@ -67,6 +68,7 @@ class CellRouter:
         self.credentials = credentials
         self.cells: Cells | None = None
         self.apps: dict[str, FastAPI] = {}
+        self.sampler: Sampler | None = None
         self._open = None if isinstance(cells, Cells) else cells
         if isinstance(cells, Cells):
             self._attach(cells)
@@ -99,11 +101,15 @@ class CellRouter:
                         cells.seal()
                         cells.start(self.settings.checkpoint_interval_seconds)
                         self._attach(cells)
+                        self.sampler = Sampler(cells.apps)  # the cells' gauges (api.metrics)
+                        self.sampler.start()
                 except Exception as e:
                     await send({"type": "lifespan.startup.failed", "message": str(e)})
                     return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                if self.sampler is not None:
+                    self.sampler.stop()
                 if self._open is not None and self.cells is not None:
                     await to_thread.run_sync(self.cells.close)
                     self.cells = None

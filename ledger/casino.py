@@ -39,7 +39,7 @@ from eventsourcing.persistence import (
 
 from games.errors import GameRuleError
 from ledger import commands as c
-from ledger import trust
+from ledger import metrics, trust
 from ledger.accounts import GameSession
 from ledger.checkpoints import Sealer
 from ledger.errors import (
@@ -155,6 +155,7 @@ class Casino(Application[UUID]):
         processing_event = _Collected()
         processing_event.collect_events(*objs, **kwargs)
         recordings = self._record(processing_event)
+        metrics.observe_saved(processing_event.events, processing_event.aggregates)
         self._take_snapshots(processing_event)
         self._notify(recordings)
         self.notify(processing_event.events)  # deprecated in the library, still called
@@ -243,6 +244,19 @@ class Casino(Application[UUID]):
         ``check``: the caller's admission check (:data:`ledger.group_commit.Check`), run
         first on the command's own unit of work, in its batch."""
         check_request_id(request_id)
+        started, outcome = time.perf_counter(), "error"
+        try:
+            result = self._command(request_id, cmd, check)
+            outcome = "ok"
+            return result
+        except (LedgerError, GameRuleError) as e:
+            outcome = e.code
+            raise
+        finally:
+            metrics.COMMANDS.labels(cmd.name, outcome).inc()
+            metrics.COMMAND_LATENCY.labels(cmd.name).observe(time.perf_counter() - started)
+
+    def _command(self, request_id: str, cmd: c.Command, check: Check | None) -> Result:
         gate = self.stake_gate
         if gate is not None and gate.wants(cmd) and self._writer_thread != threading.get_ident():
             if check is not None:
@@ -286,6 +300,7 @@ class Casino(Application[UUID]):
             self._writer_thread = threading.get_ident()
             try:
                 run_batch(self, batch)
+                metrics.BATCH_SIZE.observe(len(batch))
                 self.batches += 1
                 self.batched_commands += len(batch)
             except BaseException as e:  # never leave a waiting command unanswered

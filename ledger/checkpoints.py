@@ -23,7 +23,7 @@ from uuid import UUID, uuid5
 from eventsourcing.domain import Aggregate, event
 from eventsourcing.persistence import IntegrityError, Notification
 
-from ledger import contracts, envelope, merkle
+from ledger import contracts, envelope, merkle, metrics
 from ledger.accounts import NAMESPACE
 from ledger.sealer_fence import fence_for
 
@@ -97,7 +97,8 @@ class Sealer:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.last_error: str | None = None
-        self.errors = 0  # failed timer ticks, for the metrics
+        self.errors = 0  # failed timer ticks
+        self.cell = ""  # the cell this log is (ledger.metrics labels), "" when not in cells
         self.newest: dict[str, Any] | None = None
         """The newest checkpoint this process knows (wrote, or read from the store), kept
         in memory: ``/health`` and the metrics never wait on the store for it."""
@@ -208,6 +209,7 @@ class Sealer:
             self._state = _SealerState(cp.seq, tree, last_id)
             view = cp.view()
             self.newest = view
+            metrics.CHECKPOINTS.labels(self.cell).inc()
             for observer in list(self.on_sealed):
                 observer(view)
             return view
@@ -233,6 +235,7 @@ class Sealer:
                 self.refresh()
         except Exception as e:  # retried at the next tick; logged and in /health
             self.errors += 1
+            metrics.SEALER_ERRORS.labels(self.cell).inc()
             message = f"{type(e).__name__}: {e}".replace("\n", " ")
             if message != self.last_error:
                 log.error("sealer: checkpoint failed: %s", message)

@@ -81,6 +81,9 @@ class Settings(BaseSettings):
     ``DATA_DIR/api-tokens.json`` (0600)."""
     auditor_token: SecretStr | None = None
     """Bearer token of the auditors (read-only); generated like the operator's."""
+    metrics_token: SecretStr | None = None
+    """Bearer token of the monitoring system for ``GET /metrics`` (the operator's token
+    works too)."""
     api_secret: SecretStr | None = None
     """HMAC-SHA256 key of the stateless session tokens and the round viewer's signed links;
     when unset, 32 random bytes in ``KEYS_DIR/api-secret.key`` (0600). Rotating it revokes

@@ -29,6 +29,7 @@ from types import TracebackType
 import httpx
 from pydantic import ValidationError
 
+from ledger import metrics
 from wallet import signing
 from wallet.delivery import (
     Attempt,
@@ -98,6 +99,7 @@ class WalletRefused(Exception):
 @dataclass(frozen=True)
 class _Failure:
     cause: str
+    outcome: str = "untrusted"  # the metrics' label: timeout, transport, http-5xx, untrusted
 
 
 # Signed refusals of a credit or rollback that the same body will always get again.
@@ -271,7 +273,20 @@ class WalletClient:
         )
 
     def _exchange(self, call: Call, request: WalletRequest) -> WalletResponse | _Failure:
-        """POST one signed request; a verified, consistent answer or the cause of failure."""
+        """POST one signed request; a verified, consistent answer or the cause of failure
+        (counted in ``croupier_wallet_calls`` by its outcome: ok, the wallet's error code,
+        or why the answer was not had or not trusted)."""
+        started = _time.perf_counter()
+        answer = self._exchange_once(call, request)
+        metrics.WALLET_LATENCY.labels(str(call)).observe(_time.perf_counter() - started)
+        if isinstance(answer, _Failure):
+            outcome = answer.outcome
+        else:
+            outcome = "ok" if answer.error is None else str(answer.error)
+        metrics.WALLET_CALLS.labels(str(call), outcome).inc()
+        return answer
+
+    def _exchange_once(self, call: Call, request: WalletRequest) -> WalletResponse | _Failure:
         body = request.body()
         try:
             reply = self._http.post(
@@ -283,11 +298,11 @@ class WalletClient:
                 },
             )
         except httpx.TimeoutException as e:
-            return _Failure(f"timeout ({type(e).__name__})")
+            return _Failure(f"timeout ({type(e).__name__})", "timeout")
         except httpx.TransportError as e:
-            return _Failure(f"transport error ({type(e).__name__}: {e})")
+            return _Failure(f"transport error ({type(e).__name__}: {e})", "transport")
         if reply.status_code not in (200, 400, 401):
-            return _Failure(f"HTTP {reply.status_code}")
+            return _Failure(f"HTTP {reply.status_code}", f"http-{reply.status_code // 100}xx")
         signature = reply.headers.get(signing.RESPONSE_SIGNATURE)
         if signature is None:
             return self._logged(request, "unsigned response")
