@@ -22,6 +22,7 @@ from api import (
     currencies,
     errors,
     game,
+    logs,
     metrics,
     operator,
     seamless,
@@ -153,4 +154,5 @@ def create_app(
         failure_burst=settings.auth_failure_burst,
     )
     metrics.install(app)  # GET /metrics, and the HTTP metrics outside everything else
+    logs.install(app, settings)  # outermost: the request id on every log line
     return app

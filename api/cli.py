@@ -107,6 +107,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from api.app import create_app
     from api.auth import load_credentials
+    from api.logs import config as log_config
+    from api.logs import log_format
     from api.malloc import limit_arenas
     from api.serve import WORKER_APP, WORKER_HEALTHCHECK_SECONDS, metrics_dir, workers_refused
 
@@ -133,6 +135,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"croupier serve: {store}, http://{args.host}:{args.port} (docs at /docs)")
     print(f"operator and auditor tokens: {credentials.tokens_from}")
     print(f"session-token secret: {credentials.secret_from}")
+    # JSON lines or text (api/logs.py), secrets redacted, applied in every worker process.
+    log_setup = log_config(
+        settings,
+        [credentials.operator_token, credentials.auditor_token],
+        access=not args.no_access_log,
+    )
+    access_log = not args.no_access_log and log_format(settings) == "text"
     if args.workers > 1:  # each worker process builds its own application (api.serve)
         print(f"workers: {args.workers} processes, each with its own writer", flush=True)
         print(f"metrics of every worker (GET /metrics) via {metrics_dir()}", flush=True)
@@ -144,7 +153,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             host=args.host,
             port=args.port,
             log_level=args.log_level,
-            access_log=not args.no_access_log,
+            log_config=log_setup,
+            access_log=access_log,
         )
         return 0
     app = create_app(settings=settings, credentials=credentials)
@@ -153,7 +163,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         log_level=args.log_level,
-        access_log=not args.no_access_log,
+        log_config=log_setup,
+        access_log=access_log,
         # Live table streams never end by themselves: on shutdown they get this long.
         timeout_graceful_shutdown=5,
     )

@@ -19,6 +19,8 @@ def serve_cells(args: argparse.Namespace) -> int:
     import uvicorn
 
     from api.auth import load_credentials
+    from api.logs import config as log_config
+    from api.logs import log_format
     from cells.router import CellRouter
 
     settings = Settings()
@@ -43,12 +45,14 @@ def serve_cells(args: argparse.Namespace) -> int:
     )
     print(f"operator and auditor tokens: {credentials.tokens_from}")
     router = CellRouter(lambda: Cells(cells_map, settings), settings, credentials)
+    secrets = [credentials.operator_token, credentials.auditor_token]
     uvicorn.run(
         router,
         host=args.host,
         port=args.port,
         log_level=args.log_level,
-        access_log=not args.no_access_log,
+        log_config=log_config(settings, secrets, access=not args.no_access_log),
+        access_log=not args.no_access_log and log_format(settings) == "text",
     )
     return 0
 

@@ -11,7 +11,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qs, unquote, urlparse
 
 from pydantic import SecretStr
@@ -81,6 +81,9 @@ class Settings(BaseSettings):
     ``DATA_DIR/api-tokens.json`` (0600)."""
     auditor_token: SecretStr | None = None
     """Bearer token of the auditors (read-only); generated like the operator's."""
+    log_format: Literal["auto", "json", "text"] = "auto"
+    """Logs (``api/logs.py``): ``json`` lines, ``text``, or ``auto`` (text when stderr is a
+    terminal, else JSON)."""
     metrics_token: SecretStr | None = None
     """Bearer token of the monitoring system for ``GET /metrics`` (the operator's token
     works too)."""

@@ -35,6 +35,7 @@ def launch(
     *args: str,
     startup_seconds: float = 120,
     cwd: Path | None = None,
+    access_log: bool = False,
     **env_extra: str,
 ) -> tuple[str, int, subprocess.Popen[str]]:
     """``croupier serve [args]`` in a child process on a free port (nothing inherited from
@@ -43,8 +44,8 @@ def launch(
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CROUPIER_", "POSTGRES_"))}
     env.update(CROUPIER_DATA_DIR=str(data_dir), PYTHONPATH=str(ROOT), **env_extra)
-    cmd = [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--no-access-log"]
-    cmd += args
+    cmd = [sys.executable, "-m", "api.cli", "serve", "--port", str(port)]
+    cmd += [*([] if access_log else ["--no-access-log"]), *args]
     # Its own process group: a failed start kills the workers of `--workers N` too (orphaned
     # workers would hold the output pipe open and hang communicate()).
     proc = subprocess.Popen(
