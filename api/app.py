@@ -25,6 +25,7 @@ from api import (
     logs,
     metrics,
     operator,
+    reports,
     seamless,
     statement,
     table_operator,
@@ -129,6 +130,7 @@ def create_app(
     app.include_router(statement.router)
     app.include_router(currencies.router)
     app.include_router(auditor.router)
+    app.include_router(reports.router)
     app.include_router(viewer.api_router)
     app.include_router(table_operator.operator_router)
     app.include_router(table_operator.auditor_router)
