@@ -79,6 +79,7 @@ def second_server() -> Iterator[pg_cluster.Cluster]:
         cluster.remove()
 
 
+@pytest.mark.requirement("GLI-19-FAILURE")
 def test_a_stopped_store_fails_fast_and_named_and_the_other_cell_keeps_sealing(
     tmp_path: Path, second_server: pg_cluster.Cluster
 ) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from api.logs import REDACTED, JsonFormatter, Redact, TextFormatter
 from tests.integration.test_http_e2e import CREDENTIALS, OPERATOR, bearer
@@ -52,6 +53,7 @@ def test_the_redaction_takes_out_every_kind_of_secret() -> None:
     assert SESSION_TOKEN not in TextFormatter().format(with_exc)
 
 
+@pytest.mark.requirement("UKGC-RTS-SEC-A12-LOG")
 def test_serve_writes_json_lines_with_ids_and_never_a_secret(tmp_path: Path) -> None:
     env = {f"CROUPIER_{k.upper()}": v for k, v in CREDENTIALS.items()}
     env.update(CROUPIER_LOG_FORMAT="json", CROUPIER_METRICS_TOKEN=METRICS_TOKEN)
@@ -121,6 +123,7 @@ def test_serve_writes_json_lines_with_ids_and_never_a_secret(tmp_path: Path) -> 
     assert any(d["status"] == 401 and d["route"] is None for d in access)
 
 
+@pytest.mark.requirement("UKGC-RTS-SEC-A12-LOG")
 def test_text_logs_for_a_terminal_redact_the_stream_token_uvicorn_logs(tmp_path: Path) -> None:
     env = {f"CROUPIER_{k.upper()}": v for k, v in CREDENTIALS.items()}
     base, _, proc = launch(tmp_path, access_log=True, CROUPIER_LOG_FORMAT="text", **env)

@@ -120,6 +120,7 @@ def schema() -> Iterator[str]:
         conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
 
 
+@pytest.mark.requirement("UKGC-RTS-SEC-A12-MON")
 def test_metrics_of_two_workers_under_load_are_complete_and_add_up(
     tmp_path: Path, schema: str
 ) -> None:

@@ -149,6 +149,8 @@ def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Any, str]
     return str(tmp_path / "data" / "casino.sqlite"), online, pin
 
 
+@pytest.mark.requirement("GLI-19-REPORTS")
+@pytest.mark.requirement("ADM-SESSION-REPORT")
 def test_the_report_equals_totals_computed_independently_and_the_books(
     log: tuple[str, Any, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
+import pytest
 import yaml
 
 from ledger.metrics import ALL
@@ -63,6 +64,7 @@ def test_every_panel_reads_exported_metrics_and_every_metric_has_a_panel() -> No
     assert len(ids) == len(set(ids))
 
 
+@pytest.mark.requirement("UKGC-RTS-SEC-A12-MON")
 def test_the_alert_rules_load_and_cover_what_the_operator_must_hear() -> None:
     doc = yaml.safe_load(ALERTS.read_text())
     rules = [r for g in doc["groups"] for r in g["rules"]]

@@ -46,6 +46,7 @@ def test_a_second_failure_is_not_retried_again() -> None:
 
 
 @pytest.mark.parametrize("cause", [PoolTimeout("no connection in 1 s"), TooManyRequests("full")])
+@pytest.mark.requirement("GLI-19-FAILURE")
 def test_no_connection_at_all_is_reported_at_once(cause: BaseException) -> None:
     f = Flaky(wrapped(cause))
     with pytest.raises(OperationalError):
