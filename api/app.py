@@ -41,7 +41,9 @@ from api.limits import Guard
 from api.table_runners import TableRunners, ensure_default_table
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
+from ledger.contracts import SignificantKind
 from ledger.settings import Settings
+from ledger.significant import server_event
 
 DESCRIPTION = """\
 The game provider's API of croupier, an event-sourced, certified remote game server.
@@ -75,6 +77,7 @@ def create_app(
         if app.state.casino is None:
             owned = await to_thread.run_sync(bootstrap, settings)
             owned.sealer.start(settings.checkpoint_interval_seconds)
+            await to_thread.run_sync(server_event, owned, SignificantKind.SERVER_STARTED)
             print(
                 "log genesis key (auditors pin it: audit-cli verify --pin …): "
                 + "SHA256:"
@@ -103,6 +106,7 @@ def create_app(
             if runners is not None:
                 await to_thread.run_sync(runners.stop)
             if owned is not None:
+                await to_thread.run_sync(server_event, owned, SignificantKind.SERVER_STOPPED)
                 await to_thread.run_sync(owned.close)
                 app.state.casino = None
 

@@ -89,6 +89,34 @@ def cmd_seal(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_verify(args: argparse.Namespace) -> int:
+    """The operator's own verification of its log (``audit-cli verify`` against the log's
+    genesis key), recorded in the log as a significant event with what it found."""
+    from api.reports import store_of
+    from audit_cli.verify import verify_db
+    from ledger.contracts import SignificantKind
+    from ledger.significant import record
+
+    settings = Settings()
+    app = Casino(settings)
+    try:
+        pin = "SHA256:" + app.key_history.genesis_fingerprint
+        report = verify_db(store_of(settings), pin=pin, jobs=args.jobs)
+        checks = sorted({f.check for f in report.findings})
+        summary = {
+            "ok": report.ok,
+            "events": report.events,
+            "checkpoints": report.checkpoints,
+            "findings": len(report.findings),
+            "checks": checks[:20],
+        }
+        record(app, SignificantKind.VERIFY_RUN, **summary)
+        print(json.dumps({**summary, "details": [f.message for f in report.findings[:50]]}))
+    finally:
+        app.close()
+    return 0 if report.ok else 1
+
+
 def cmd_rotate_keys(args: argparse.Namespace) -> int:
     settings = Settings()
     ring = settings.keyring()
@@ -244,6 +272,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     d.set_defaults(func=cmd_demo)
     sub.add_parser("seal", help="write a signed checkpoint now").set_defaults(func=cmd_seal)
+    vf = sub.add_parser(
+        "verify", help="verify the log against its genesis key; the result goes in the log"
+    )
+    vf.add_argument("--jobs", type=int, default=None, help="worker processes (default: cores)")
+    vf.set_defaults(func=cmd_verify)
     sub.add_parser("rotate-keys", help="new signing key; old public keys kept").set_defaults(
         func=cmd_rotate_keys
     )

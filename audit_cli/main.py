@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-from audit_cli import report_render
+from audit_cli import events, report_render
 from audit_cli.checker import normalise_pin
 from audit_cli.output import FoldingTable as Table
 from audit_cli.output import console
@@ -753,6 +753,7 @@ def build_parser() -> argparse.ArgumentParser:
     rfmt.add_argument("--json", action="store_true", help="machine-readable output")
     rc.set_defaults(func=cmd_wallet_reconcile)
     report_render.add(sub, common, _when)
+    events.add(sub, common, _when)
     return p
 
 

@@ -39,7 +39,9 @@ from api.health import cells_health
 from api.metrics import Sampler
 from cells.deployment import Cells
 from cells.tokens import for_cell, token_cell
+from ledger.contracts import SignificantKind
 from ledger.settings import Settings
+from ledger.significant import server_event
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -99,6 +101,8 @@ class CellRouter:
                     if self._open is not None:
                         cells = await to_thread.run_sync(self._open)
                         cells.seal()
+                        for name, app in cells.apps.items():
+                            server_event(app, SignificantKind.SERVER_STARTED, name)
                         cells.start(self.settings.checkpoint_interval_seconds)
                         self._attach(cells)
                         self.sampler = Sampler(cells.apps)  # the cells' gauges (api.metrics)
@@ -111,10 +115,16 @@ class CellRouter:
                 if self.sampler is not None:
                     self.sampler.stop()
                 if self._open is not None and self.cells is not None:
+                    await to_thread.run_sync(self._stopped, self.cells)
                     await to_thread.run_sync(self.cells.close)
                     self.cells = None
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+    @staticmethod
+    def _stopped(cells: Cells) -> None:
+        for name, app in cells.apps.items():
+            server_event(app, SignificantKind.SERVER_STOPPED, name)
 
     # -- routing ------------------------------------------------------------------------
 

@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
-from eventsourcing.persistence import IntegrityError, Notification
+from eventsourcing.persistence import IntegrityError, Notification, PersistenceError
 
-from ledger import contracts, envelope, merkle, metrics
+from ledger import contracts, envelope, merkle, metrics, significant
 from ledger.accounts import NAMESPACE
+from ledger.contracts import SignificantKind
 from ledger.sealer_fence import fence_for
 
 if TYPE_CHECKING:
@@ -239,12 +240,21 @@ class Sealer:
             message = f"{type(e).__name__}: {e}".replace("\n", " ")
             if message != self.last_error:
                 log.error("sealer: checkpoint failed: %s", message)
+                if not isinstance(e, PersistenceError):  # a row refused, not a store down
+                    self._record_refusal(message)
             self.last_error = message
         else:
             if self.last_error:
                 log.warning("sealer: checkpoints resumed")
             self.last_error = None
             self.last_ok = time.time()
+
+    def _record_refusal(self, message: str) -> None:
+        """A refusal is a significant event: in the log (signed), once per distinct error."""
+        try:
+            significant.record(self.app, SignificantKind.SEALER_REFUSED, error=message)
+        except Exception as e:  # the log is what failed; the error is logged and in /health
+            log.error("sealer: could not record its refusal: %s", e)
 
     def start(self, interval: float, name: str = "croupier-sealer") -> None:
         """Tick every ``interval`` seconds in a thread of its own (one per log, so a

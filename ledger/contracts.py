@@ -148,3 +148,20 @@ GAME_CODE_CLAIMED: Final = "croupier/game-code-claim/claimed@1"
 def wallet_ledger(operator: str, player_token: str) -> str:
     """The ledger name of a player's money at the operator's wallet (outside croupier)."""
     return f"wallet:{operator}:{player_token}"
+
+
+# -- significant events (issue 29; ledger/significant.py): what a regulator calls significant
+# and the log did not already hold as an event of its own.
+
+SIGNIFICANT: Final = "croupier/significant-event@1"
+SIGNIFICANT_CREATED: Final = "croupier/significant-event/created@1"
+SIGNIFICANT_RECORDED: Final = "croupier/significant-event/recorded@1"
+
+
+class SignificantKind(StrEnum):
+    SERVER_STARTED = "server-started"
+    SERVER_STOPPED = "server-stopped"
+    SEALER_REFUSED = "sealer-refused"
+    VERIFY_RUN = "verify-run"
+    WALLET_UNAVAILABLE = "wallet-unavailable"
+    WALLET_AVAILABLE = "wallet-available"

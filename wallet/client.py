@@ -159,6 +159,8 @@ class WalletClient:
         self._key = key
         self.timeouts = t
         self.retry = retry or RetryPolicy()
+        self.observers: list[Callable[[str, bool, str], None]] = []
+        """Told of every call: (call, answered with a trusted reply, else why not)."""
         self._sleep, self._clock, self._random, self._now = sleep, clock, random, now
 
     def close(self) -> None:
@@ -284,6 +286,9 @@ class WalletClient:
         else:
             outcome = "ok" if answer.error is None else str(answer.error)
         metrics.WALLET_CALLS.labels(str(call), outcome).inc()
+        cause = answer.cause if isinstance(answer, _Failure) else ""
+        for observer in self.observers:
+            observer(str(call), not isinstance(answer, _Failure), cause)
         return answer
 
     def _exchange_once(self, call: Call, request: WalletRequest) -> WalletResponse | _Failure:

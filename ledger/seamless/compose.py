@@ -10,6 +10,7 @@ from ledger.seamless.commands import FinishStake, IntendStake, OpenSeamlessSessi
 from ledger.seamless.gate import StakeGate
 from ledger.seamless.handlers import SeamlessHandlers
 from ledger.seamless.outbox import Outbox
+from ledger.significant import WalletWatch
 from wallet.client import WalletClient
 from wallet.delivery import RetryPolicy
 
@@ -45,6 +46,8 @@ def compose(
         FinishStake.handled_by(handlers.finish_stake),
         RecordDeliveries.handled_by(handlers.record_deliveries),
     )
+    for operator, client in wallets.items():  # its outages and recoveries, in the log
+        client.observers.append(WalletWatch(app, operator).saw)
     gate = StakeGate(app, wallets)
     app.stake_gate = gate
     outbox = Outbox(app, wallets, policy=policy)
