@@ -123,8 +123,12 @@ def add(sub: Any, common: argparse.ArgumentParser, when: Any) -> None:
         parents=[common],
         help="significant events: start/stop, keys, table config, pauses, voids, refusals",
     )
-    ev.add_argument("--db", default="data/casino.sqlite")
+    ev.add_argument(
+        "--db",
+        default="data/casino.sqlite",
+        help="SQLite file or postgresql://...?schema=NAME (default data/casino.sqlite)",
+    )
     ev.add_argument("--since", type=when, help="from this day or instant (ISO 8601, UTC)")
     ev.add_argument("--kind", action="append", choices=KINDS, help="only this kind (repeatable)")
-    ev.add_argument("--json", action="store_true")
+    ev.add_argument("--json", action="store_true", help="machine-readable output")
     ev.set_defaults(func=cmd_events)

@@ -211,7 +211,11 @@ def add(sub: Any, common: argparse.ArgumentParser, when: Any) -> None:
         parents=[common],
         help="regulator report from the log: per day, game, variant, currency; per session",
     )
-    rp.add_argument("--db", default="data/casino.sqlite")
+    rp.add_argument(
+        "--db",
+        default="data/casino.sqlite",
+        help="SQLite file or postgresql://...?schema=NAME (default data/casino.sqlite)",
+    )
     rp.add_argument(
         "--zone", default="UTC", help="the operator's time zone (IANA, e.g. Europe/Rome)"
     )
@@ -222,5 +226,5 @@ def add(sub: Any, common: argparse.ArgumentParser, when: Any) -> None:
     rp.add_argument("--html", metavar="FILE.html", help="write the HTML report with its charts")
     fmt = rp.add_mutually_exclusive_group()
     fmt.add_argument("--csv", action="store_true", help="CSV on stdout")
-    fmt.add_argument("--json", action="store_true")
+    fmt.add_argument("--json", action="store_true", help="the whole report as JSON")
     rp.set_defaults(func=cmd_report)

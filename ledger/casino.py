@@ -246,7 +246,7 @@ class Casino(Application[UUID]):
         check_request_id(request_id)
         started, outcome = time.perf_counter(), "error"
         try:
-            result = self._command(request_id, cmd, check)
+            result: R = self._command(request_id, cmd, check)
             outcome = "ok"
             return result
         except (LedgerError, GameRuleError) as e:
@@ -256,7 +256,7 @@ class Casino(Application[UUID]):
             metrics.COMMANDS.labels(cmd.name, outcome).inc()
             metrics.COMMAND_LATENCY.labels(cmd.name).observe(time.perf_counter() - started)
 
-    def _command(self, request_id: str, cmd: c.Command, check: Check | None) -> Result:
+    def _command(self, request_id: str, cmd: c.Command[R], check: Check | None) -> R:
         gate = self.stake_gate
         if gate is not None and gate.wants(cmd) and self._writer_thread != threading.get_ident():
             if check is not None:
@@ -274,8 +274,8 @@ class Casino(Application[UUID]):
             # A command issued from inside a batch (a handler calling ``command``) would
             # wait for the batch it is part of: it runs alone, committed at once.
             self.run_carefully(pending)
-            answer: R = pending.outcome()
-            return answer
+            carefully: R = pending.outcome()
+            return carefully
         with self._queue_lock:
             self._waiting.append(pending)
             lead = not self._writing
@@ -286,8 +286,8 @@ class Casino(Application[UUID]):
             pending.wake.acquire()
         if not pending.done:
             self._write_until(pending)
-        result: R = pending.outcome()
-        return result
+        answer: R = pending.outcome()
+        return answer
 
     def _write_until(self, pending: Pending) -> None:
         """Write batches (first come, first served) until ``pending`` is answered, then
