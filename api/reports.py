@@ -61,6 +61,7 @@ class SessionView(BaseModel):
     wins: int
     refunds: int
     reversed: int
+    ggr: int
     seamless: bool
 
 

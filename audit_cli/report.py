@@ -56,28 +56,21 @@ MONEY_KINDS = {
 }
 
 
-@dataclass
-class DayRow:
-    day: str
-    zone: str
-    game: str
-    variant: str
-    currency: str
-    rounds: int = 0
-    voided: int = 0
+@dataclass(kw_only=True)
+class Money:
+    """The house's movements of one row, by kind (minor units), and the GGR they make."""
+
     stakes: int = 0
     wins: int = 0
     refunds: int = 0
     reversed: int = 0
-    rtp_observed: float | None = None
-    rtp_low: float | None = None
-    rtp_high: float | None = None
-    rtp_certified: float | None = None
-    _returns: list[tuple[int, int, Fraction | None]] = field(default_factory=list, repr=False)
 
     @property
     def ggr(self) -> int:
         return self.stakes - self.wins - self.refunds + self.reversed
+
+    def add(self, kind: str, amount: int) -> None:
+        setattr(self, kind, getattr(self, kind) + amount)
 
     def to_dict(self) -> dict[str, Any]:
         doc = {k: v for k, v in asdict(self).items() if not k.startswith("_")}
@@ -86,7 +79,23 @@ class DayRow:
 
 
 @dataclass
-class SessionRow:
+class DayRow(Money):
+    day: str
+    zone: str
+    game: str
+    variant: str
+    currency: str
+    rounds: int = 0
+    voided: int = 0
+    rtp_observed: float | None = None
+    rtp_low: float | None = None
+    rtp_high: float | None = None
+    rtp_certified: float | None = None
+    _returns: list[tuple[int, int, Fraction | None]] = field(default_factory=list, repr=False)
+
+
+@dataclass
+class SessionRow(Money):
     session_id: str
     player_id: str
     currency: str
@@ -95,33 +104,15 @@ class SessionRow:
     closed_at: str | None = None
     final_balance: int | None = None
     rounds: int = 0
-    stakes: int = 0
-    wins: int = 0
-    refunds: int = 0
-    reversed: int = 0
     seamless: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass
-class Totals:
+class Totals(Money):
     currency: str
     rounds: int = 0
     voided: int = 0
     open_rounds: int = 0
-    stakes: int = 0
-    wins: int = 0
-    refunds: int = 0
-    reversed: int = 0
-
-    @property
-    def ggr(self) -> int:
-        return self.stakes - self.wins - self.refunds + self.reversed
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "ggr": self.ggr}
 
 
 @dataclass(frozen=True)
@@ -309,13 +300,10 @@ def _assemble(
         if rnd is None:
             findings.append(f"a house movement names round {code}, which the log does not start")
         for z, tz in zones:
-            row = day_row(z, tz, when, game, variant, currency)
-            setattr(row, kind, getattr(row, kind) + amount)
-        t = totals.setdefault(currency, Totals(currency))
-        setattr(t, kind, getattr(t, kind) + amount)
-        s = sessions.get(session)
-        if s is not None:
-            setattr(s, kind, getattr(s, kind) + amount)
+            day_row(z, tz, when, game, variant, currency).add(kind, amount)
+        totals.setdefault(currency, Totals(currency)).add(kind, amount)
+        if session in sessions:
+            sessions[session].add(kind, amount)
     for rnd in rounds.values():
         t = totals.setdefault(rnd.currency, Totals(rnd.currency))
         s = sessions.get(rnd.session)
