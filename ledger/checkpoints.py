@@ -98,7 +98,6 @@ class Sealer:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.last_error: str | None = None
-        self.errors = 0  # failed timer ticks
         self.cell = ""  # the cell this log is (ledger.metrics labels), "" when not in cells
         self.newest: dict[str, Any] | None = None
         """The newest checkpoint this process knows (wrote, or read from the store), kept
@@ -235,7 +234,6 @@ class Sealer:
             if self.skipped != skipped or self.newest is None:
                 self.refresh()
         except Exception as e:  # retried at the next tick; logged and in /health
-            self.errors += 1
             metrics.SEALER_ERRORS.labels(self.cell).inc()
             message = f"{type(e).__name__}: {e}".replace("\n", " ")
             if message != self.last_error:
