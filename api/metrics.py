@@ -37,6 +37,7 @@ from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from api.auth import Role
+from api.common import ERRORS
 from api.errors import ApiError
 from ledger import metrics
 from ledger.casino import Casino
@@ -54,7 +55,7 @@ LAGGING_PHASES = ("betting", "insurance", "step")
 Scope = Mapping[str, Any]
 ASGIApp = Callable[..., Any]
 
-router = APIRouter(tags=["health"])
+router = APIRouter(tags=["health"], responses=ERRORS)
 
 
 @router.get(
