@@ -10,12 +10,16 @@ shutdown: that is what ``croupier serve`` runs.
 from __future__ import annotations
 
 import dataclasses
+import logging
+import re
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from anyio import to_thread
 from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel
 
 from api import (
@@ -55,6 +59,31 @@ Money is always an integer of minor units. Errors are `{"code", "message", ...id
 """
 
 
+# Query parameters that carry a credential: the stream's session token (an EventSource
+# cannot send headers) and a viewer link's MAC. Never written to a log line.
+SECRET_PARAMS = re.compile(r"((?:^|[?&])(?:access_token|sig)=)[^&\s]*")
+
+
+def redact(text: str) -> str:
+    """A request target with its credential parameters' values replaced by ``…``."""
+    return SECRET_PARAMS.sub(r"\1…", text)
+
+
+class RedactSecrets(logging.Filter):
+    """uvicorn's access log line without the credentials a query string may carry."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(redact(a) if isinstance(a, str) else a for a in record.args)
+        return True
+
+
+def redact_access_log() -> None:
+    access = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, RedactSecrets) for f in access.filters):
+        access.addFilter(RedactSecrets())
+
+
 class Health(BaseModel):
     status: str
     """``ok``, or ``degraded`` while the sealer's last attempt failed."""
@@ -75,6 +104,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        redact_access_log()  # uvicorn has configured its loggers by now
         owned: Casino | None = None
         runners: TableRunners | None = None
         if app.state.casino is None:
@@ -110,14 +140,17 @@ def create_app(
                 await to_thread.run_sync(owned.close)
                 app.state.casino = None
 
-    app = FastAPI(
+    # Swagger UI at /docs and ReDoc at /redoc with their assets served from this server
+    # (fastapi-offline ships them): the docs work with no access to a CDN.
+    app = FastAPIOffline(
         title="croupier",
         version="1",
         description=DESCRIPTION,
         lifespan=lifespan,
         openapi_url="/openapi.json",
         docs_url="/docs",
-        redoc_url=None,
+        redoc_url="/redoc",
+        static_url="/static/api-docs",
     )
     app.state.casino = casino
     app.state.credentials = dataclasses.replace(
@@ -165,4 +198,15 @@ def create_app(
         failures=settings.auth_failures_per_second,
         failure_burst=settings.auth_failure_burst,
     )
+    if settings.cors_allowed_origins:
+        # Outside the guard: a browser's preflight carries no credential, and a refusal
+        # (401, 429) must carry the CORS headers for the page to read it.
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_allowed_origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "Last-Event-ID"],
+            expose_headers=["Retry-After", "X-Croupier-Cell"],
+            max_age=600,
+        )
     return app
