@@ -167,7 +167,8 @@ def run_group(served: Served, name: str) -> subprocess.CompletedProcess[str]:
         argv = [".venv/bin/python", str(script)]
     else:
         script = served.home / f"{name}.sh"
-        script.write_text("set -euo pipefail\n" + "\n".join(sh))
+        # -e and -u, not pipefail: `… | head` ends as it does in a reader's shell
+        script.write_text("set -eu\n" + "\n".join(sh))
         argv = ["bash", str(script)]
     return subprocess.run(
         argv, cwd=served.home, env=clean_env(), capture_output=True, text=True, timeout=400

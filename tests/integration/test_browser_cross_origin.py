@@ -30,7 +30,6 @@ from ledger.tables import queries
 from tests.conftest import Store
 from tests.integration.table_helpers import CONFIG, Live
 from tests.integration.test_round_viewer import (
-    CHROMIUM,
     SECRET,
     _checks_pass,
     _free_port,
@@ -111,21 +110,6 @@ def with_cors(played: Played) -> Iterator[str]:
 @pytest.fixture
 def without_cors(played: Played) -> Iterator[str]:
     yield from serve(played, [])
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: scripts/test installs it"
-    from playwright.sync_api import sync_playwright
-
-    from tests.integration.test_round_viewer import CHROMIUM_ARGS
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 GAME_PAGE = """<!doctype html><html><body data-done="">

@@ -28,7 +28,7 @@ from ledger.bootstrap import bootstrap
 from ledger.tables import queries
 from ledger.tables.runner import TableRunner
 from tests.conftest import Store
-from tests.helpers import open_session, raw_rows
+from tests.helpers import open_session
 from tests.integration.table_helpers import Live
 
 OPERATOR = "first-hour-operator-token-0123456789"
@@ -159,23 +159,6 @@ def test_a_draw_with_no_body_draws_the_proposed_holds(client: TestClient) -> Non
     assert len(drawn.json()["view"]["lines"]) == 4
 
 
-def test_a_jb_multi_deal_without_lines_says_lines_are_needed(
-    client: TestClient, store: Store
-) -> None:
-    sid, me = session(client)
-    before = raw_rows(store)
-    refused = client.post(
-        f"/v1/sessions/{sid}/video-poker/deal",
-        json={"variant": "jb-multi", "coin_value": 10, "coins": 1},
-        headers={**me, "Idempotency-Key": "deal"},
-    )
-    assert refused.status_code == 422
-    body = refused.json()
-    assert body["code"] == "invalid-lines"
-    assert "jb-multi needs lines" in body["message"] and "not offered" not in body["message"]
-    assert raw_rows(store) == before
-
-
 def test_the_table_state_carries_the_servers_time(client: TestClient) -> None:
     app = client.app.state.casino  # type: ignore[attr-defined]
     ensure_default_table(app, app.settings)
@@ -301,7 +284,11 @@ def test_the_demo_leaves_its_table_paused(sqlite_store: Store) -> None:
     clock = FakeClock()
     app = bootstrap(sqlite_store.settings(), sqlite_store.keyring, clock=clock)
     sqlite_store.apps.append(app)
-    table_demo.play(app, "t1", "demo", sleep=lambda s: clock.advance(int(s * 1000)), clock=clock)
+
+    def sleep(seconds: float) -> None:
+        clock.advance(int(seconds * 1000))
+
+    table_demo.play(app, "t1", "demo", sleep=sleep, clock=clock)
     rnd = queries.current_round(app, queries.table(app, table_demo.DEMO_TABLE))
     assert rnd is not None and rnd.paused_at is not None and rnd.phase == "betting"
     before = app.recorder.max_notification_id()
