@@ -118,7 +118,7 @@ def create_app(
             )
             app.state.casino = owned
             # Every live table runs in the background (the embedded default gets one).
-            created = await to_thread.run_sync(ensure_default_table, owned, settings)
+            created = await to_thread.run_sync(ensure_default_table, owned)
             if created is not None:
                 print(f"live table {created} created (Infinite Blackjack, EUR)", flush=True)
             runners = TableRunners(owned)

@@ -19,7 +19,6 @@ from uuid import UUID
 
 from ledger import contracts
 from ledger.casino import Casino
-from ledger.settings import Settings
 from ledger.tables.commands import CreateTable
 from ledger.tables.runner import TableRunner
 from ledger.tables.table import Table
@@ -40,7 +39,7 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def ensure_default_table(app: Casino, settings: Settings) -> str | None:
+def ensure_default_table(app: Casino) -> str | None:
     """Create the default table when the store has no table yet (SQLite or PostgreSQL:
     its request id makes the creation happen once, also when several workers start at
     once); returns its id if it was created (or had been, by this same request)."""

@@ -46,7 +46,6 @@ from ledger.envelope import TRUST_ID
 from ledger.errors import LedgerError, RoundNotFound, TamperDetected
 from ledger.money import currencies
 from ledger.rounds import round_id_for
-from ledger.settings import SQLITE_FILE
 from ledger.tables import queries as table_queries
 
 STATIC = Path(__file__).with_name("static")
@@ -160,7 +159,7 @@ def round_check(app: Casino, code: str) -> RoundReport:
         raise RoundNotFound("a game code is required")
     if is_table_code(code):
         table_queries.find_round(app, code.upper())  # a typed 404 for an unknown code
-        return check_table_round(_store(app), code.upper(), app.keyring.public_keys)
+        return check_table_round(app.settings.store, code.upper(), app.keyring.public_keys)
     stored = app.recorder.select_events(round_id_for(code))
     if not stored:
         raise RoundNotFound(f"no round with game code {code!r}", game_code=code)
@@ -177,12 +176,6 @@ def round_check(app: Casino, code: str) -> RoundReport:
     return check_rows(code.upper(), rows, app.keyring.public_keys, trust)
 
 
-def _store(app: Casino) -> str:
-    """The application's store as ``audit-cli`` names it (a SQLite file or a URL)."""
-    settings = app.settings
-    return settings.database_url or str(settings.data_dir / SQLITE_FILE)
-
-
 def table_round_document(app: Casino, code: str) -> dict[str, Any]:
     """What the page draws for a live blackjack round: the round as the operator's
     ``GET /v1/table-rounds/{code}`` has it (phases, shared and dealer cards, every seat),
@@ -190,7 +183,7 @@ def table_round_document(app: Casino, code: str) -> dict[str, Any]:
     events in the latest checkpoint, and the public keys to check that checkpoint."""
     rnd = table_queries.find_round(app, code.upper())
     detail = table_queries.round_detail(app, rnd.code)
-    report = check_table_round(_store(app), rnd.code, app.keyring.public_keys)
+    report = check_table_round(app.settings.store, rnd.code, app.keyring.public_keys)
     try:
         ids = table_queries.round_originators(app, rnd)
         inclusion: dict[str, Any] | None = auditor_routes.inclusion(

@@ -628,10 +628,9 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
 
 def default_db() -> str:
     """The store ``croupier serve`` uses with the same environment (ledger.settings)."""
-    from ledger.settings import SQLITE_FILE, Settings
+    from ledger.settings import Settings
 
-    settings = Settings()
-    return settings.database_url or str(settings.data_dir / SQLITE_FILE)
+    return Settings().store
 
 
 def build_parser() -> argparse.ArgumentParser:

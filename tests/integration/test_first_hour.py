@@ -161,7 +161,7 @@ def test_a_draw_with_no_body_draws_the_proposed_holds(client: TestClient) -> Non
 
 def test_the_table_state_carries_the_servers_time(client: TestClient) -> None:
     app = client.app.state.casino  # type: ignore[attr-defined]
-    ensure_default_table(app, app.settings)
+    ensure_default_table(app)
     sid, me = session(client)
     before = datetime.now(UTC)
     state = client.get(f"/v1/sessions/{sid}/tables/{DEFAULT_TABLE}", headers=me).json()
@@ -174,7 +174,7 @@ def test_the_table_state_carries_the_servers_time(client: TestClient) -> None:
 
 def test_the_first_start_creates_a_table_on_either_store(store: Store) -> None:
     app = store.open()
-    assert ensure_default_table(app, store.settings()) == DEFAULT_TABLE
+    assert ensure_default_table(app) == DEFAULT_TABLE
     assert [t.table for t in queries.tables(app)] == [DEFAULT_TABLE]
 
 
