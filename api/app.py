@@ -16,6 +16,8 @@ from contextlib import asynccontextmanager
 
 from anyio import to_thread
 from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi_offline import FastAPIOffline
 
 from api import (
     auditor,
@@ -86,7 +88,7 @@ def create_app(
             )
             app.state.casino = owned
             # Every live table runs in the background (the embedded default gets one).
-            created = await to_thread.run_sync(ensure_default_table, owned, settings)
+            created = await to_thread.run_sync(ensure_default_table, owned)
             if created is not None:
                 print(f"live table {created} created (Infinite Blackjack, EUR)", flush=True)
             runners = TableRunners(owned)
@@ -110,14 +112,17 @@ def create_app(
                 await to_thread.run_sync(owned.close)
                 app.state.casino = None
 
-    app = FastAPI(
+    # Swagger UI at /docs and ReDoc at /redoc with their assets served from this server
+    # (fastapi-offline ships them): the docs work with no access to a CDN.
+    app = FastAPIOffline(
         title="croupier",
         version="1",
         description=DESCRIPTION,
         lifespan=lifespan,
         openapi_url="/openapi.json",
         docs_url="/docs",
-        redoc_url=None,
+        redoc_url="/redoc",
+        static_url="/static/api-docs",
     )
     app.state.casino = casino
     app.state.credentials = dataclasses.replace(
@@ -159,6 +164,17 @@ def create_app(
         failures=settings.auth_failures_per_second,
         failure_burst=settings.auth_failure_burst,
     )
+    if settings.cors_allowed_origins:
+        # Outside the guard: a browser's preflight carries no credential, and a refusal
+        # (401, 429) must carry the CORS headers for the page to read it.
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_allowed_origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "Last-Event-ID"],
+            expose_headers=["Retry-After", "X-Croupier-Cell"],
+            max_age=600,
+        )
     metrics.install(app)  # GET /metrics, and the HTTP metrics outside everything else
     logs.install(app, settings)  # outermost: the request id on every log line
     return app

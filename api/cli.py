@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import secrets
+import socket
 import sys
 from datetime import UTC, datetime
+from typing import Any
 
 from cells.cli import add_cells
 from ledger.bootstrap import bootstrap
@@ -139,6 +142,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from api.logs import log_format
     from api.malloc import limit_arenas
     from api.serve import WORKER_APP, WORKER_HEALTHCHECK_SECONDS, metrics_dir, workers_refused
+    from api.shutdown import ClosingServer
 
     limit_arenas()  # before any thread starts (api.malloc)
 
@@ -150,6 +154,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         credentials = load_credentials(settings)
     except (OSError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    try:
+        lock = None if settings.uses_postgres or args.workers > 1 else hold_data_dir(settings)
+        sock = listen(args.host, args.port) if args.workers == 1 else None
+    except StartError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:  # open the store once first, so a start-up error is one clear line
@@ -186,17 +196,67 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
         return 0
     app = create_app(settings=settings, credentials=credentials)
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
-        host=args.host,
-        port=args.port,
         log_level=args.log_level,
         log_config=log_setup,
         access_log=access_log,
-        # Live table streams never end by themselves: on shutdown they get this long.
+        # Streams end at once on shutdown (ClosingServer); other requests get this long.
         timeout_graceful_shutdown=5,
     )
+    assert sock is not None
+    try:
+        ClosingServer(config, app).run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass  # uvicorn re-raises the Ctrl-C it handled (as uvicorn.run does, ignore it)
+    finally:
+        if lock is not None:
+            lock.close()
     return 0
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything starts: a taken port is one line and
+    exit 2, not uvicorn's own error lines."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise StartError(f"cannot listen on {host}:{port}: {e.strerror or e}") from e
+    sock.set_inheritable(True)
+    return sock
+
+
+def hold_data_dir(settings: Settings) -> Any:
+    """One ``croupier serve`` per SQLite data directory: an exclusive lock on
+    ``DATA_DIR/serve.lock`` held while the server runs (SQLite is one process's store)."""
+    import fcntl
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = settings.data_dir / "serve.lock"
+    handle = path.open("a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise StartError(
+            f"another croupier serve already uses {settings.data_dir} (pid {holder}); "
+            "one server per SQLite data directory"
+        ) from e
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    return handle
+
+
+class StartError(Exception):
+    """Why ``croupier serve`` cannot start: printed as one line, exit 2."""
 
 
 def cmd_db_init(args: argparse.Namespace) -> int:

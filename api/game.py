@@ -32,6 +32,8 @@ from api.schemas import (
     round_view,
 )
 from api.table_catalogue import table_row
+from games.video_poker.engine import InvalidLines
+from games.video_poker.variants import VARIANTS
 from ledger import commands as c
 from ledger.casino import Casino
 from ledger.play import round_result
@@ -159,6 +161,11 @@ def red_dog_repeat(key: IdempotencyKey, caller: Player) -> Response:
 @router.post("/sessions/{session_id}/video-poker/deal", response_model=RoundView)
 def video_poker_deal(body: VideoPokerDeal, key: IdempotencyKey, caller: Player) -> Response:
     """Stake coin value x coins x lines and deal five cards with the proposed holds."""
+    offered = VARIANTS[body.variant].lines
+    if "lines" not in body.model_fields_set and len(offered) > 1:  # the default is jb-4line's
+        raise InvalidLines(
+            None, offered, f"{body.variant} needs lines: how many hands, one of {offered}"
+        )
     deal = c.VideoPokerDeal(_sid(caller), body.variant, body.coin_value, body.coins, body.lines)
     return _answer(caller.command(key, deal))
 
@@ -171,10 +178,12 @@ def video_poker_hold(body: VideoPokerHold, key: IdempotencyKey, caller: Player) 
 
 
 @router.post("/sessions/{session_id}/video-poker/draw", response_model=RoundView)
-def video_poker_draw(body: VideoPokerDraw, key: IdempotencyKey, caller: Player) -> Response:
+def video_poker_draw(
+    key: IdempotencyKey, caller: Player, body: Annotated[VideoPokerDraw | None, Body()] = None
+) -> Response:
     """Hold the given positions (or the last `hold`, else the proposed holds) and draw the
-    rest, each line from its own deck."""
-    holds = None if body.holds is None else tuple(body.holds)
+    rest, each line from its own deck. The body is optional: none draws as `{}` does."""
+    holds = None if body is None or body.holds is None else tuple(body.holds)
     return _answer(caller.command(key, c.VideoPokerDraw(_sid(caller), holds)))
 
 

@@ -39,10 +39,11 @@ _TABLE = re.compile(r"/tables/([A-Za-z0-9_-]{1,40})")
 _ROUND = re.compile(r"/(?:rounds|table-rounds)/([A-Za-z0-9-]{6,40})")
 _GAME_CODE = re.compile(r"^[A-Z0-9]{2,5}-\d{8}-\d{6}-[A-Z0-9]{4,8}$")
 # What a secret looks like wherever it turns up: a bearer credential, a query's
-# access_token, a session token ("[cell~]<uuid>.<expiry>.<mac>").
+# access_token, a viewer link's sig, a session token ("[cell~]<uuid>.<expiry>.<mac>").
 _SHAPES = re.compile(
     r"(?i)(bearer\s+)\S+"
     r"|(access_token=)[^&\s\"']+"
+    r"|(sig=)[^&\s\"']+"  # a round viewer link's MAC (api/viewer.py)
     r"|[a-z0-9-]*~?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
     r"\.\d{6,12}\.[A-Za-z0-9_-]{20,}"
 )
@@ -67,7 +68,9 @@ class Redact(logging.Filter):
     def clean(self, text: str) -> str:
         for secret in self.secrets:
             text = text.replace(secret, REDACTED)
-        return _SHAPES.sub(lambda m: (m.group(1) or m.group(2) or "") + REDACTED, text)
+        return _SHAPES.sub(
+            lambda m: (m.group(1) or m.group(2) or m.group(3) or "") + REDACTED, text
+        )
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()

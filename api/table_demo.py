@@ -55,6 +55,7 @@ def play(
     the application's own clock must be the same)."""
     with contextlib.suppress(TableExists):
         app.command(f"demo-create-{DEMO_TABLE}", tc.CreateTable(DEMO_TABLE, "EUR", DEMO_CONFIG))
+    app.command(f"{tag}-resume", tc.ResumeTable(DEMO_TABLE))  # a previous demo paused it
     runner = TableRunner(app, DEMO_TABLE, clock)
     sessions: dict[str, str] = {}
     for name in PLAYERS:
@@ -84,7 +85,21 @@ def play(
         name: app.close_session(f"{tag}-{name}-close", sid)["final_balance"]
         for name, sid in sessions.items()
     }
+    _pause(app, runner, tag)
     return {"table": DEMO_TABLE, "rounds": played, "final_balances": closed}
+
+
+def _pause(app: Casino, runner: TableRunner, tag: str) -> None:
+    """Leave the demo table paused in its next round's betting window: a server started on
+    this store runs every table, and an unpaused demo table (1.5 s windows, nobody seated)
+    would go on for ever."""
+    reason = "croupier demo finished (resume the table to play on)"
+    for attempt in range(100):
+        runner.tick()  # the runner opens the next round once the last one has settled
+        done = app.command(f"{tag}-pause-{attempt}", tc.PauseTable(DEMO_TABLE, reason))
+        if done["paused"]:
+            return
+    raise TimeoutError("the demo table could not be paused")
 
 
 def _one_round(

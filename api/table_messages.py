@@ -115,7 +115,7 @@ def options_message(
             "deadline": rnd.deadline,
             "hands": hands_of(seat),
             "active": seat.active,
-            "options": [[o.kind.value, o.amount] for o in offered],
+            "options": [{"decision": o.kind.value, "amount": o.amount} for o in offered],
         },
         record.session_id,
     )

@@ -1,7 +1,7 @@
 """``croupier serve`` runs every live table: one background thread ticks each table's
 :class:`~ledger.tables.runner.TableRunner` on the system clock, finds tables created
 while it runs, logs (and survives) a failing tick, and stops cleanly before the store
-closes. On the embedded default (SQLite) with no table yet, the first start creates one
+closes. On a store with no table yet (SQLite or PostgreSQL), the first start creates one
 Infinite Blackjack table, :data:`DEFAULT_TABLE` in EUR with the default configuration,
 so the README's main job serves a playable table.
 
@@ -19,7 +19,6 @@ from uuid import UUID
 
 from ledger import contracts
 from ledger.casino import Casino
-from ledger.settings import Settings
 from ledger.tables.commands import CreateTable
 from ledger.tables.runner import TableRunner
 from ledger.tables.table import Table
@@ -40,11 +39,10 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def ensure_default_table(app: Casino, settings: Settings) -> str | None:
-    """Create the default table on the embedded default when there is no table yet;
-    returns its id if it was created (or had been, by this same request)."""
-    if settings.uses_postgres:
-        return None
+def ensure_default_table(app: Casino) -> str | None:
+    """Create the default table when the store has no table yet (SQLite or PostgreSQL:
+    its request id makes the creation happen once, also when several workers start at
+    once); returns its id if it was created (or had been, by this same request)."""
     page = app.recorder.select_notifications(start=1, limit=1, topics=[contracts.TABLE_OPENED])
     if page:
         return None

@@ -210,6 +210,10 @@ class TableState(Response):
     previous: PreviousSeat | None = Field(description="the seat in the previous round")
     balance: Money
     settings: dict[str, bool | str]
+    server_time: str = Field(
+        description="the server's clock when it answered (ISO 8601, UTC): compare it with "
+        "round.deadline to tell whether the window has closed, whatever the client's clock"
+    )
 
 
 class TableRow(Response):

@@ -73,6 +73,8 @@ class TableStreams:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.closing = False
+        """Set when the server shuts down: every stream ends its response cleanly."""
 
     def _send(self, session: str, table: str, connected: bool) -> None:
         cmd = tc.Connect(session, table) if connected else tc.Disconnect(session, table)
@@ -126,6 +128,18 @@ class TableStreams:
                 self.tick()
             except Exception as e:  # a failed read is retried at the next tick
                 log.error("table feed: %r", e, exc_info=e)
+
+    def close_streams(self) -> None:
+        """End every open stream now, each with a complete response (shutdown: the client
+        sees the stream end and reconnects with ``Last-Event-ID``); thread-safe."""
+        self.closing = True
+        with self.lock:
+            feeds = list(self.feeds.values())
+        subs: list[Subscriber] = []
+        for feed in feeds:
+            with feed.lock:
+                subs += [s for group in feed.subscribers.values() for s in group]
+        self.waker(subs)
 
     def stop(self) -> None:
         self._stop.set()
@@ -238,19 +252,23 @@ class EventStream(Response):
         news = asyncio.Event()
         sub.wake = news.set
         streams.connections.opened(session, feed.table)
+        ended = False  # by the server (overflow, shutdown), not by the client leaving
         try:
             await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
             await send(_body(f"retry: {RETRY_MS}\n\n".encode()))
             async with anyio.create_task_group() as tg:
                 tg.start_soon(_until_disconnect, receive, tg.cancel_scope)
                 await self._catch_up(sub, send)
-                while not sub.dropped:
+                while not sub.dropped and not streams.closing:
                     await news.wait()
                     news.clear()
                     chunk = sub.drain()
                     if chunk:
                         await send(_body(chunk))
                 tg.cancel_scope.cancel()
+                ended = True
+            if ended:  # a complete response: the client sees the end, not a broken transfer
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             feed.unsubscribe(sub)
             streams.release(session)

@@ -11,6 +11,7 @@ shows now (:func:`ledger.tables.queries.session_view`): only cards the round has
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path
@@ -85,7 +86,10 @@ def table_state(table: TablePath, caller: Reader, app: App) -> TableState:
     view = queries.session_view(
         app, table, _sid(caller), show_cash_out=bool(settings["show_cash_out"])
     )
-    return TableState.model_validate({**view, "balance": session.balance, "settings": settings})
+    now = datetime.now(UTC).isoformat(timespec="milliseconds")
+    return TableState.model_validate(
+        {**view, "balance": session.balance, "settings": settings, "server_time": now}
+    )
 
 
 @router.post(f"{SEAT}/join", response_model=SeatChanged)

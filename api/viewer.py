@@ -11,6 +11,11 @@ checkpoint (root and Ed25519 signature) with Web Crypto.
 Also here: ``GET /v1/rounds/{code}/check``, the server side of ``audit-cli round`` (every
 event's signature, chain link and re-derivation from the seed), and
 ``GET /v1/rounds/{code}/link``, which makes a signed link.
+
+A live blackjack table round (``IBJ-...``) is found by its code the same way: its page
+draws every seat, the shared cards and the dealer's per step, the shoe's commitment (and
+seed, once the shoe is done) and the proofs of the round's and its seats' events; its
+check is ``audit-cli round``'s for table rounds (:mod:`audit_cli.table_round`).
 """
 
 from __future__ import annotations
@@ -35,11 +40,13 @@ from api.common import ERRORS, casino
 from api.errors import ApiError
 from audit_cli.round_check import RoundReport, check_rows
 from audit_cli.rows import Row
+from audit_cli.table_round import check_table_round, is_table_code
 from ledger.casino import Casino
 from ledger.envelope import TRUST_ID
 from ledger.errors import LedgerError, RoundNotFound, TamperDetected
 from ledger.money import currencies
 from ledger.rounds import round_id_for
+from ledger.tables import queries as table_queries
 
 STATIC = Path(__file__).with_name("static")
 _LINK_LABEL = b"croupier/round-link/v1\x00"
@@ -150,6 +157,9 @@ def round_check(app: Casino, code: str) -> RoundReport:
     round is reported event by event instead of refused as a whole."""
     if not isinstance(code, str) or not code:
         raise RoundNotFound("a game code is required")
+    if is_table_code(code):
+        table_queries.find_round(app, code.upper())  # a typed 404 for an unknown code
+        return check_table_round(app.settings.store, code.upper(), app.keyring.public_keys)
     stored = app.recorder.select_events(round_id_for(code))
     if not stored:
         raise RoundNotFound(f"no round with game code {code!r}", game_code=code)
@@ -166,11 +176,51 @@ def round_check(app: Casino, code: str) -> RoundReport:
     return check_rows(code.upper(), rows, app.keyring.public_keys, trust)
 
 
+def table_round_document(app: Casino, code: str) -> dict[str, Any]:
+    """What the page draws for a live blackjack round: the round as the operator's
+    ``GET /v1/table-rounds/{code}`` has it (phases, shared and dealer cards, every seat),
+    the shoe's commitment and seed, the check, the proofs of the round's and its seats'
+    events in the latest checkpoint, and the public keys to check that checkpoint."""
+    rnd = table_queries.find_round(app, code.upper())
+    detail = table_queries.round_detail(app, rnd.code)
+    report = check_table_round(app.settings.store, rnd.code, app.keyring.public_keys)
+    try:
+        ids = table_queries.round_originators(app, rnd)
+        inclusion: dict[str, Any] | None = auditor_routes.inclusion(
+            app, rnd.code, rnd.id, ids, None
+        ).model_dump()
+        not_covered = None
+    except (ApiError, LedgerError, TamperDetected) as e:
+        inclusion, not_covered = None, str(getattr(e, "message", e))
+    totals = detail.get("totals") or {}
+    return {
+        "code": rnd.code,
+        "game": "blackjack",
+        "variant": "infinite",
+        "currency": rnd.currency,
+        "exponent": currencies().get(rnd.currency, 2),
+        "started_at": detail["started_at"],
+        "status": detail["status"],
+        "staked": int(totals.get("staked") or 0),
+        "payout": int(totals.get("returned") or 0),
+        "outcome": detail["status"],
+        "commitment": detail["shoe_commitment"],
+        "seed": detail["shoe_seed"],
+        "table": detail,
+        "check": report.to_dict(),
+        "inclusion": inclusion,
+        "not_covered": not_covered,
+        "public_keys": {k["kid"]: k["public_key"] for k in app.keyring.public_document()["keys"]},
+    }
+
+
 def round_document(app: Casino, code: str) -> dict[str, Any]:
     """Everything the page draws: the steps, the seed and commitment, the check, the
     inclusion proofs in the latest checkpoint and the public keys to check its head.
     Read from the round's events as stored, so a tampered round still shows (with the
     check's findings on top)."""
+    if is_table_code(code):
+        return table_round_document(app, code)
     report = round_check(app, code)
     steps = report.steps
     start, last = (steps[0], steps[-1]) if steps else ({}, {})
@@ -230,9 +280,12 @@ def round_link(
 ) -> RoundLink:
     """A signed link to the round's viewer page for a player or a regulator, valid for
     ``minutes`` (at most 7 days). Nothing is stored."""
-    rnd = app.find_round(game_code)
+    if is_table_code(game_code):
+        code = table_queries.find_round(app, game_code.upper()).code
+    else:
+        code = app.find_round(game_code).code
     credentials: Credentials = request.app.state.credentials
-    url, expires = signed_link(credentials.secret, rnd.code, minutes)
+    url, expires = signed_link(credentials.secret, code, minutes)
     return RoundLink(url=url, expires=expires)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from ledger.bootstrap import bootstrap
 from ledger.keys import KeyringError, load_public_keys
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_SIGPIPE = 128 + 13  # what a shell reports for a process ended by SIGPIPE
 
 
 def _default_keys(db: str) -> Path | None:
@@ -279,8 +281,12 @@ def cmd_round(args: argparse.Namespace, out: Console) -> int:
 
     if is_table_code(args.code):  # a live blackjack table round (ledger/tables)
         table_report = check_table_round(args.db, args.code, keys, args.session)
+        if table_report.status == "missing":
+            return _not_found(args, out)
         return print_report(table_report, out, args.json)
     report = check_round(args.db, args.code, keys)
+    if report.status == "missing":
+        return _not_found(args, out)
     if args.json:
         out.print_json(json.dumps(report.to_dict(), default=str))
         return EXIT_OK if report.ok else EXIT_FINDINGS
@@ -333,6 +339,21 @@ def cmd_round(args: argparse.Namespace, out: Console) -> int:
         return EXIT_OK
     for f in report.findings:
         out.print(f"[red]MISMATCH[/red] {escape(f.text())}", highlight=False)
+    return EXIT_FINDINGS
+
+
+def _not_found(args: argparse.Namespace, out: Console) -> int:
+    """A code with no round in this store is not a mismatch (nothing was compared): say
+    which store was read, so a wrong ``--db`` or settings show at once."""
+    message = (
+        f"no round with game code {args.code!r} in {args.db}: check the code and the store "
+        "(--db, or CROUPIER_DATABASE_URL / CROUPIER_DATA_DIR); `audit-cli verify` tells "
+        "whether any stored event was removed"
+    )
+    if args.json:
+        print(json.dumps({"ok": False, "status": "not-found", "code": args.code, "error": message}))
+    else:
+        Console(stderr=True).print(f"[red]NOT FOUND[/red]: {escape(message)}", highlight=False)
     return EXIT_FINDINGS
 
 
@@ -468,11 +489,20 @@ def cmd_rtp(args: argparse.Namespace, out: Console) -> int:
     from audit_cli.table_rtp import print_table_rtp, table_rtp
 
     tables = table_rtp(args.db)  # the live blackjack tables, per bet type
+    panels = 0
+    if args.plot and (report.rounds or tables.rows):
+        try:
+            panels = rtp.plot(report, Path(args.plot), tables)
+        except ImportError as e:
+            raise SourceError(f"--plot needs matplotlib ({e})") from e
     if report.rounds == 0 and tables.rows:
         if args.json:
-            out.print_json(json.dumps({**report.to_dict(), "tables": [tables.to_dict()]}))
+            doc = {**report.to_dict(), "tables": [tables.to_dict()]}
+            out.print_json(json.dumps(doc, allow_nan=False))
         else:
             print_table_rtp(tables, out)
+            if args.plot:
+                out.print(f"plot of {panels} panel(s) written to {args.plot}")
         return EXIT_OK if report.ok else EXIT_FINDINGS
     if report.rounds == 0:
         # Nothing settled is not a finding: an empty (or only voided/open) log has no RTP.
@@ -484,16 +514,11 @@ def cmd_rtp(args: argparse.Namespace, out: Console) -> int:
         else:
             out.print(message)
         return EXIT_OK if report.ok else EXIT_FINDINGS
-    if args.plot:
-        try:
-            panels = rtp.plot(report, Path(args.plot))
-        except ImportError as e:
-            raise SourceError(f"--plot needs matplotlib ({e})") from e
     if args.json:
         doc = report.to_dict()
         if tables.rows:
             doc["tables"] = [tables.to_dict()]
-        out.print_json(json.dumps(doc))
+        out.print_json(json.dumps(doc, allow_nan=False))  # strict JSON: no bare Infinity
         return EXIT_OK if report.ok else EXIT_FINDINGS
     table = Table(title=f"audit-cli rtp: observed vs theoretical ({report.level:.0%} interval)")
     for col in ("game, variant\npaytable", "coins", "play", "rounds", "voided"):
@@ -522,8 +547,12 @@ def cmd_rtp(args: argparse.Namespace, out: Console) -> int:
                 *head,
                 m.measure,
                 f"{as_percent(i.observed)} %",
-                f"[{as_percent(i.low, 2)}, {as_percent(i.high, 2)}] %"
-                + ("" if i.basis == "exact" else " (sample)"),
+                (
+                    f"[{as_percent(i.low, 2)}, {as_percent(i.high, 2)}] %"
+                    + ("" if i.basis == "exact" else " (sample)")
+                    if i.known
+                    else "n/a (one round: no spread yet)"
+                ),
                 "-" if m.theoretical is None else f"{as_percent(m.theoretical)} %",
                 inside,
             )
@@ -538,7 +567,7 @@ def cmd_rtp(args: argparse.Namespace, out: Console) -> int:
         markup=False,
     )
     if args.plot:
-        out.print(f"plot of {panels} group(s) written to {args.plot}")
+        out.print(f"plot of {panels} panel(s) written to {args.plot}")
     if tables.rows:
         print_table_rtp(tables, out)
     if report.ok:
@@ -600,10 +629,9 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
 
 def default_db() -> str:
     """The store ``croupier serve`` uses with the same environment (ledger.settings)."""
-    from ledger.settings import SQLITE_FILE, Settings
+    from ledger.settings import Settings
 
-    settings = Settings()
-    return settings.database_url or str(settings.data_dir / SQLITE_FILE)
+    return Settings().store
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -773,6 +801,11 @@ def main(argv: list[str] | None = None) -> int:
     out = console(wide=getattr(args, "wide", False))
     try:
         code: int = args.func(args, out)
+    except BrokenPipeError:
+        # The reader went away (`audit-cli statement … | head`): stop quietly, as a shell
+        # tool does on SIGPIPE; stdout goes to /dev/null so the exit flush cannot fail.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_SIGPIPE
     except (KeyringError, SourceError) as e:
         if getattr(args, "json", False):
             print(json.dumps({"ok": False, "error": str(e)}))

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from audit_cli.rows import read_rows
+from audit_cli.table_rtp import BetRow, TableRtp
 from games import audit, registry
 from games.audit import RtpRules, TheoryRow
 from games.percent import as_percent
@@ -214,7 +215,7 @@ class MeasureReport:
 
     @property
     def inside(self) -> bool | None:
-        if self.theoretical is None:
+        if self.theoretical is None or not self.interval.known:
             return None
         return self.interval.contains(self.theoretical)
 
@@ -223,7 +224,7 @@ class MeasureReport:
         return {
             "measure": self.measure,
             "observed": float(i.observed),
-            "ci": [i.low, i.high],
+            "ci": [i.low, i.high] if i.known else None,  # None: too few rounds to say
             "level": i.level,
             "variance": i.basis,
             "theoretical": None if self.theoretical is None else float(self.theoretical),
@@ -384,9 +385,10 @@ def theory_findings(rows: list[TheoryRow]) -> list[str]:
 # -- plotting --------------------------------------------------------------------------
 
 
-def plot(report: RtpReport, path: Path) -> int:
+def plot(report: RtpReport, path: Path, tables: TableRtp | None = None) -> int:
     """Cumulative observed RTP of each group over its rounds (log order), with the
-    theoretical line and its band (exact variance, when the play is known). Needs the
+    theoretical line and its band (exact variance, when the play is known), and one panel
+    for the live blackjack tables (each bet type against its certified figure). Needs the
     report read with ``series=True``. Returns the number of panels drawn."""
     import matplotlib
 
@@ -395,11 +397,15 @@ def plot(report: RtpReport, path: Path) -> int:
     import numpy as np
 
     groups = [g.group for g in report.groups if g.group.series]
-    if not groups:
+    bets = [r for r in (tables.rows if tables else []) if r.per_round]
+    panels = len(groups) + (1 if bets else 0)
+    if not panels:
         raise ValueError("no settled rounds to plot")
-    fig, axes = plt.subplots(len(groups), 1, figsize=(9, 3.2 * len(groups)), squeeze=False)
+    fig, axes = plt.subplots(panels, 1, figsize=(9, 3.2 * panels), squeeze=False)
+    if bets:
+        _plot_tables(axes[-1, 0], bets, np)
     z = z_score(report.level)
-    for ax, g in zip(axes[:, 0], groups, strict=True):
+    for ax, g in zip(axes[:, 0], groups, strict=False):
         paid, staked, bet, lines, per_bet = np.array(g.series, dtype=np.float64).T
         measure: Measure = PER_BET if g.game == RED_DOG else PER_STAKED
         num, den = (per_bet, bet) if measure == PER_BET else (paid, staked)
@@ -431,4 +437,29 @@ def plot(report: RtpReport, path: Path) -> int:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
-    return len(groups)
+    return panels
+
+
+def _plot_tables(ax: Any, bets: list[BetRow], np: Any) -> None:
+    """Infinite Blackjack at the live tables: each bet type's cumulative observed RTP over
+    its rounds, and its certified figure (dashed, same colour)."""
+    for row in bets:
+        value, base = np.array(list(row.per_round.values()), dtype=np.float64).T
+        n = np.arange(1, len(value) + 1)
+        line = ax.plot(n, np.cumsum(value) / np.cumsum(base), lw=1, label=row.bet)[0]
+        certified = next(iter(row.certified().items()), None)
+        if certified is not None:
+            play, rtp = certified
+            ax.axhline(
+                float(rtp),
+                color=line.get_color(),
+                lw=1,
+                ls="--",
+                label=f"{row.bet} certified {float(rtp):.2%} ({play})",
+            )
+    ax.set_title("blackjack infinite (live tables): observed per bet type", fontsize=10)
+    ax.set_xlabel("rounds")
+    ax.set_ylabel("cumulative RTP")
+    ax.set_xscale("log")
+    ax.yaxis.set_major_formatter(lambda y, _: f"{y:.0%}")
+    ax.legend(fontsize=7, loc="upper right")

@@ -431,8 +431,10 @@ def print_report(report: TableRoundReport, out: Any, as_json: bool) -> int:
     for col in ("#", "step", "details"):
         table.add_column(col)
     for s in report.steps:
-        details = {k: v for k, v in s.items() if k not in ("version", "step")}
-        table.add_row(str(s["version"]), s["step"], json.dumps(details, default=str))
+        details = {k: _glyphs(k, v) for k, v in s.items() if k not in ("version", "step")}
+        table.add_row(
+            str(s["version"]), s["step"], json.dumps(details, default=str, ensure_ascii=False)
+        )
     out.print(table)
     if report.seat is not None:
         _print_seat(report.seat, out, FoldingTable)
@@ -447,6 +449,20 @@ def print_report(report: TableRoundReport, out: Any, as_json: bool) -> int:
     else:
         out.print("[yellow]shoe live[/yellow]: the seed is revealed after the cut-card round.")
     return 0
+
+
+CARD_FIELDS = frozenset(
+    {"player_cards", "up", "hole", "draws", "card", "dealer_cards", "step_cards", "cards"}
+)
+
+
+def _glyphs(key: str, value: Any) -> Any:
+    """Cards as every other round shows them (``Q♥``, not ``Qh``)."""
+    if key not in CARD_FIELDS or value is None:
+        return value
+    if isinstance(value, str):
+        return Card.parse(value).glyph
+    return [Card.parse(c).glyph for c in value]
 
 
 def _print_seat(seat: dict[str, Any], out: Any, table_type: Any) -> None:
@@ -470,7 +486,11 @@ def _print_seat(seat: dict[str, Any], out: Any, table_type: Any) -> None:
     for i, h in enumerate(seat["hands"], start=1):
         extra = " doubled" if h["doubled"] else " split" if h["split"] else ""
         hands.add_row(
-            str(i), " ".join(h["cards"]), f"{h['stake']}{extra}", h["outcome"], str(h["payout"])
+            str(i),
+            " ".join(_glyphs("cards", h["cards"])),
+            f"{h['stake']}{extra}",
+            h["outcome"],
+            str(h["payout"]),
         )
     out.print(hands)
     result = seat.get("result") or {}

@@ -117,7 +117,7 @@ class Bench:
             self.bets_refused += 1
 
     async def decide(self, c: TableClient, e: Received) -> None:
-        offered = [o[0] for o in e.data["options"]]
+        offered = [o["decision"] for o in e.data["options"]]
         if "no-insurance" in offered:
             t = time.time()
             r = await c.post("insurance", {"take": False})

@@ -41,7 +41,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
-from math import gcd, sqrt
+from math import gcd, isfinite, sqrt
 from statistics import NormalDist
 from typing import Final, Literal
 
@@ -91,6 +91,12 @@ class Interval:
     sd: float
     level: float
     basis: Basis
+
+    @property
+    def known(self) -> bool:
+        """False when there is no spread to measure (one round, sample variance): the
+        interval is then unbounded and says nothing."""
+        return isfinite(self.sd)
 
     @property
     def half_width(self) -> float:

@@ -141,6 +141,11 @@ class Settings(BaseSettings):
         return max(1_000, self.cache_budget_mb * 2**20 // 4 // HASH_ENTRY_BYTES)
 
     @property
+    def store(self) -> str:
+        """The store as ``audit-cli --db`` names it: the PostgreSQL URL, else the SQLite file."""
+        return self.database_url or str(self.data_dir / SQLITE_FILE)
+
+    @property
     def uses_postgres(self) -> bool:
         return bool(self.database_url) or bool(os.environ.get("POSTGRES_DBNAME"))
 

@@ -150,6 +150,53 @@ function drawPoker(box, step, view, previous) {
   if (step.step === "settled" || kind === "collect") box.append(el("div", {}, `win ${fmt(view.win)}`));
 }
 
+// A live blackjack round (IBJ-...): every seat shares the player cards and each step's
+// card (DESIGN.md §5.3 "shared dealing"); the dealer's cards; each seat's hands and payout.
+function drawBlackjack(steps, doc) {
+  const t = doc.table;
+  let up = null;
+  for (const s of doc.check.steps) {
+    if (s.step === "summary") continue;
+    const box = el("section", { class: "step", "data-step": s.step, "data-version": String(s.version) },
+      el("h2", {}, `${s.version}. ${s.step}`, el("span", { class: "time" }, s.at || t.started_at)));
+    if (s.step === "dealt") {
+      up = s.up;
+      box.append(hand("every seat", s.player_cards), hand("dealer up", [s.up]));
+    } else if (s.step === "insurance-closed") {
+      box.append(s.hole ? hand("dealer hole", [s.hole]) : el("div", {}, "insurance closed, no dealer blackjack"));
+    } else if (s.step === "step-closed") {
+      box.append(s.card ? hand(`step ${s.closed}`, [s.card]) : el("div", {}, `step ${s.closed}: nobody drew`));
+      for (const seat of t.seat_list) {
+        const d = (seat.decisions || {})[String(s.closed)];
+        if (d) box.append(el("div", { class: "decision" },
+          `${seat.player_id}: ${d.decision}${d.automatic ? ` (automatic: ${d.automatic})` : ""}`));
+      }
+    } else if (s.step === "dealer-played") {
+      box.append(hand("dealer", [up, s.hole, ...(s.draws || [])].filter(Boolean)));
+    } else if (s.step === "settled") {
+      box.append(el("div", {}, "staked ", money(s.totals.staked), " · returned ", money(s.totals.returned)));
+    } else if (s.step === "voided") {
+      box.append(el("div", {}, `${s.reason} (incident ${s.incident_id})`));
+    }
+    steps.append(box);
+  }
+  const seats = el("section", { class: "step", "data-step": "seats" }, el("h2", {}, `seats (${t.seat_list.length})`));
+  for (const seat of t.seat_list) {
+    const row = el("div", { class: "seat", "data-seat": seat.player_id },
+      el("div", {}, `${seat.player_id} · ${seat.status} · bets `,
+        Object.entries(seat.bets || {}).map(([k, v]) => `${k} ${fmt(v)}`).join(", ") || "none"));
+    (seat.hands || []).forEach((h, i) => {
+      const result = seat.result && seat.result.hands[i];
+      const line = hand(`hand ${i + 1}`, h.cards);
+      if (result) line.append(el("span", {}, ` ${result[0]} · staked ${fmt(result[1])} · paid ${fmt(result[2])}`));
+      row.append(line);
+    });
+    row.append(el("div", {}, "staked ", money(seat.staked), " · paid ", money(seat.paid)));
+    seats.append(row);
+  }
+  steps.append(seats);
+}
+
 async function main() {
   const response = await fetch(location.pathname.replace(/\/$/, "") + "/data" + location.search);
   if (!response.ok) {
@@ -173,8 +220,10 @@ async function main() {
     : `${c.problems.length} finding(s): ${c.problems.join("; ")}`);
 
   const steps = document.getElementById("steps");
+  const blackjack = doc.game === "blackjack";
+  if (blackjack) drawBlackjack(steps, doc);
   let previous = null;
-  for (const s of c.steps) {
+  for (const s of blackjack ? [] : c.steps) {
     const box = el("section", { class: "step", "data-step": s.step, "data-version": String(s.version) },
       el("h2", {}, `${s.version}. ${s.step}`, el("span", { class: "time" }, s.time || "")));
     box.append(details(s, doc));
@@ -186,8 +235,10 @@ async function main() {
 
   const seed = document.getElementById("seed");
   const addSeed = (k, v) => seed.append(el("tr", {}, el("td", {}, k), el("td", { class: "mono" }, v)));
-  addSeed("commitment SHA-256(seed)", doc.commitment);
-  addSeed("seed", doc.seed || "sealed until the round ends");
+  const owner = blackjack ? "the shoe's" : "the round's";
+  addSeed(`${owner} commitment SHA-256(seed)`, doc.commitment);
+  addSeed(`${owner} seed`, doc.seed || (blackjack
+    ? "sealed until the shoe's last round has settled" : "sealed until the round ends"));
   const commitment = check("check-commitment", "");
   if (doc.seed) {
     const digest = hex(await sha256(unhex(doc.seed)));
@@ -195,7 +246,8 @@ async function main() {
       ? "the revealed seed matches its commitment (SHA-256 recomputed in this page)"
       : `SHA-256 of the revealed seed is ${digest}, not the commitment`);
   } else {
-    commitment(true, "the seed is revealed when the round ends");
+    commitment(true, blackjack ? "the shoe's seed is revealed once its cut-card round has settled"
+      : "the seed is revealed when the round ends");
   }
 
   const inclusion = check("check-inclusion", "");
@@ -206,7 +258,8 @@ async function main() {
     return;
   }
   const cp = doc.inclusion.checkpoint;
-  let all = doc.inclusion.events.length === c.steps.length;
+  // Every event of the round (and, at a table, of its seats) has its proof.
+  let all = blackjack ? doc.inclusion.events.length > 0 : doc.inclusion.events.length === c.steps.length;
   for (const e of doc.inclusion.events) {
     all = all && await verifyInclusion(unhex(e.leaf_hash), e.leaf_index, cp.tree_size,
       e.proof.map(unhex), unhex(cp.root_hash));

@@ -106,10 +106,10 @@ class InvalidLines(GameRuleError):
 
     code: ClassVar[str] = "invalid-lines"
 
-    def __init__(self, lines: object, allowed: Sequence[int]) -> None:
+    def __init__(self, lines: object, allowed: Sequence[int], message: str | None = None) -> None:
         self.lines = lines
         self.allowed = tuple(allowed)
-        super().__init__(f"{lines!r} lines are not offered; choose one of {allowed}")
+        super().__init__(message or f"{lines!r} lines are not offered; choose one of {allowed}")
 
 
 class InvalidHolds(GameRuleError):

@@ -163,7 +163,7 @@ def test_plot_writes_a_png(log: Log, capsys: pytest.CaptureFixture[str], tmp_pat
     data = png.read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n")
     assert len(data) > 10_000  # three panels with curves, lines and bands
-    assert "plot of 3 group(s) written to" in out
+    assert "plot of 3 panel(s) written to" in out
 
 
 def test_theoretical_table_needs_no_database(capsys: pytest.CaptureFixture[str]) -> None:

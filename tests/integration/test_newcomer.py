@@ -98,7 +98,9 @@ def test_a_jb_multi_deal_without_lines_is_refused_and_changes_nothing(
         json={"variant": "jb-multi", "coin_value": 10, "coins": 1},
         headers={**auth, "Idempotency-Key": "deal-2"},
     )
-    assert refused.status_code == 422 and "lines" in refused.json()["message"]
+    body = refused.json()
+    assert refused.status_code == 422 and body["code"] == "invalid-lines"
+    assert "jb-multi needs lines" in body["message"] and "not offered" not in body["message"]
     assert raw_rows(store) == before
 
 

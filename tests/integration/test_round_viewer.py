@@ -35,17 +35,6 @@ from tests.conftest import Store
 OPERATOR = "viewer-operator-token-0123456789abcdef"
 AUDITOR = "viewer-auditor-token-0123456789abcdef"
 SECRET = b"viewer-api-secret-0123456789abcdef0123"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 
@@ -214,20 +203,6 @@ def served(played: tuple[Casino, dict[str, Any]]) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=30)
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    # Never skipped: CI installs chromium (.ci/run); without it this test fails.
-    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium"
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def _open(browser: Any, url: str, shot: Path) -> Any:

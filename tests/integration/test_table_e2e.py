@@ -110,7 +110,7 @@ class Player:
     async def decide(self, e: Received) -> None:
         if not e.data["options"] or (len(self.rounds) in (2, 5) and self.i % 5 == 1):
             return  # no choice, or this round this client times out (seed 002 automatic)
-        offered = [o[0] for o in e.data["options"]]
+        offered = [o["decision"] for o in e.data["options"]]
         if "insure" in offered:
             r = await self.c.post("insurance", {"take": self.i % 2 == 0})
             self.decided.append("insure" if self.i % 2 == 0 else "no-insurance")

@@ -83,8 +83,8 @@ def test_the_runners_thread_stops_cleanly(sqlite_store: Store) -> None:
 
 def test_the_embedded_default_gets_one_table_on_its_first_start(sqlite_store: Store) -> None:
     app = open_app(sqlite_store, FakeClock())
-    assert ensure_default_table(app, sqlite_store.settings()) == DEFAULT_TABLE
-    assert ensure_default_table(app, sqlite_store.settings()) is None
+    assert ensure_default_table(app) == DEFAULT_TABLE
+    assert ensure_default_table(app) is None
     assert [t.table for t in queries.tables(app)] == [DEFAULT_TABLE]
     assert queries.table(app, DEFAULT_TABLE).currency == "EUR"
 

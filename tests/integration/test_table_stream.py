@@ -190,7 +190,7 @@ def test_no_message_carries_an_undealt_card_an_unrevealed_seed_or_another_seat(
             for e in read(sub):
                 got[s].append(e)
                 if e.type == "options" and e.data["options"]:
-                    kind = e.data["options"][choice[s]][0]
+                    kind = e.data["options"][choice[s]]["decision"]
                     t.decide(s, e.data["step"], kind)
 
     for _ in range(12):
