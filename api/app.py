@@ -21,6 +21,7 @@ from fastapi_offline import FastAPIOffline
 
 from api import (
     auditor,
+    chat,
     currencies,
     errors,
     game,
@@ -29,6 +30,7 @@ from api import (
     operator,
     reports,
     seamless,
+    spectators,
     statement,
     table_operator,
     table_stream,
@@ -135,6 +137,9 @@ def create_app(
     # pattern, so the order changes no route's outcome, only the OpenAPI document's order.
     app.include_router(game.router)
     app.include_router(tables.router)
+    app.include_router(chat.router)
+    app.include_router(chat.operator_router)
+    app.include_router(spectators.router)
     app.include_router(operator.router)
     app.include_router(statement.router)
     app.include_router(currencies.router)

@@ -1,6 +1,7 @@
-"""Who is calling: the operator's backend, an auditor, or the game client of one session.
+"""Who is calling: the operator's backend, an auditor, the game client of one session, or a
+spectator of one table.
 
-Three bearer credentials, no state in the database:
+Four bearer credentials, no state in the database:
 
 - the operator token and the auditor token are fixed secrets (``CROUPIER_OPERATOR_TOKEN``,
   ``CROUPIER_AUDITOR_TOKEN``; generated on first run into ``DATA_DIR/api-tokens.json``,
@@ -13,6 +14,16 @@ Three bearer credentials, no state in the database:
   operator receives it when it opens the session and hands it to the game client; it
   grants the game actions of that one session and nothing else, and is refused once the
   session is closed. Changing the secret invalidates every issued session token.
+
+- a spectator token is ``"spectator.{expires}.{id}.{table}.{mac}"`` (HMAC-SHA256 under the
+  same secret, another label): the operator issues it (``POST /v1/tables/{table}/spectators``)
+  to someone who watches that one table without a seat or a balance (seed 002 "For Fun").
+  It reads the table's shared state and stream and nothing else: every other route wants
+  another role, so it can neither act, nor chat, nor read a seat. Its ``id`` counts its
+  streams like a session's. Issued by the operator rather than a public feed: the operator
+  decides who may watch (its own login and age checks, its jurisdictions), each watcher
+  is counted against the stream limits and rate-limited by its own key, and a token
+  expires; an unauthenticated feed would be open to any scraper of the live statistics.
 
 Every comparison is constant-time (``hmac.compare_digest``).
 """
@@ -52,6 +63,8 @@ R = TypeVar("R")
 TOKENS_FILE = "api-tokens.json"
 SECRET_FILE = "api-secret.key"
 _MAC_LABEL = b"croupier/session-token/v2\x00"
+_SPECTATOR_LABEL = b"croupier/spectator-token/v1\x00"
+SPECTATOR_PREFIX = "spectator."
 MIN_SECRET_BYTES = 32
 
 
@@ -59,12 +72,17 @@ class Role(StrEnum):
     OPERATOR = "operator"
     AUDITOR = "auditor"
     SESSION = "session"
+    SPECTATOR = "spectator"
 
 
 @dataclass(frozen=True)
 class Caller:
     role: Role
     session_id: str | None = None
+    table: str | None = None
+    """A spectator's table (the one its token lets it watch)."""
+    watcher: str | None = None
+    """A spectator token's own id (its streams are counted by it)."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +110,28 @@ class Credentials:
         digest = hmac.new(self.secret, _MAC_LABEL + signed.encode(), hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
+    def spectator_token(self, table: str, minutes: int) -> tuple[str, int]:
+        """A token to watch ``table`` for ``minutes`` (and its expiry, Unix seconds):
+        ``spectator.{expires}.{id}.{table}.{mac}``, stateless like a session token."""
+        expires = int(self.clock()) + minutes * 60
+        signed = f"{expires}.{secrets.token_hex(8)}.{table}"
+        return f"{SPECTATOR_PREFIX}{signed}.{self._spectator_mac(signed)}", expires
+
+    def _spectator_mac(self, signed: str) -> str:
+        digest = hmac.new(self.secret, _SPECTATOR_LABEL + signed.encode(), hashlib.sha256)
+        return base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode()
+
+    def _spectator(self, token: str) -> Caller | None:
+        signed, _, mac = token[len(SPECTATOR_PREFIX) :].rpartition(".")
+        parts = signed.split(".", 2)
+        if len(parts) != 3 or not parts[0].isdigit() or len(parts[0]) > 12:
+            return None
+        if not hmac.compare_digest(mac.encode(), self._spectator_mac(signed).encode()):
+            return None
+        if int(parts[0]) < self.clock():
+            return None  # expired
+        return Caller(Role.SPECTATOR, table=parts[2], watcher=parts[1])
+
     def identify(self, token: str) -> Caller | None:
         """The caller a bearer token stands for, or None for an unknown token."""
         raw = token.encode()
@@ -99,6 +139,8 @@ class Credentials:
             return Caller(Role.OPERATOR)
         if hmac.compare_digest(raw, self.auditor_token.encode()):
             return Caller(Role.AUDITOR)
+        if token.startswith(SPECTATOR_PREFIX):
+            return self._spectator(token)
         signed, _, mac = token.rpartition(".")
         session_id, _, expires = signed.partition(".")
         try:

@@ -67,6 +67,12 @@ LEDGER_STATUS: dict[type[LedgerError], int] = {
     le.Contention: 503,
     le.StorageUnavailable: 503,
     le.AutoCompletionFailed: 500,
+    # the table chat (ledger/chat.py)
+    le.ChatMessageInvalid: 422,
+    le.ChatMuted: 403,
+    le.ChatBanned: 403,
+    le.ChatRateLimited: 429,
+    le.ChatMessageNotFound: 404,
     # the live blackjack tables (ledger/tables/errors.py)
     te.TableNotFound: 404,
     te.TableExists: 409,
@@ -151,6 +157,8 @@ def install(app: FastAPI) -> None:
     async def ledger_error(request: Request, exc: LedgerError) -> JSONResponse:
         retry = isinstance(exc, Contention | StorageUnavailable)
         headers = {"Retry-After": "1"} if retry else None
+        if isinstance(exc, le.ChatRateLimited):
+            headers = {"Retry-After": str(exc.retry_after)}
         body = error_body(request, exc.code, exc.message, exc.ids)
         return _json(ledger_status(exc), body, headers)
 

@@ -106,7 +106,7 @@ class Guard:
                     {"www-authenticate": "Bearer"},
                 )
                 return
-            wait = self.callers.take(f"{caller.role}:{caller.session_id or ''}")
+            wait = self.callers.take(f"{caller.role}:{caller.session_id or caller.watcher or ''}")
             if wait:
                 await _too_many(send, wait, "too many requests with this credential")
                 return

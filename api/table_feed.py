@@ -22,7 +22,14 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from api.table_messages import WINDOWS, Message, TableFold, options_message
+from api.table_messages import (
+    CHAT_TYPES,
+    PLAYER_SETTINGS,
+    WINDOWS,
+    Message,
+    TableFold,
+    options_message,
+)
 from ledger.casino import Casino
 from ledger.tables.seat import seat_id_for
 from ledger.tables.table import Table, table_id_for
@@ -37,13 +44,34 @@ def encode(m: Message) -> bytes:
     return f"{head}event: {m.type}\ndata: {body}\n\n".encode()
 
 
+CHAT_EVENTS = tuple(f"event: {t}\n".encode() for t in CHAT_TYPES.values())
+
+
+def is_chat(chunk: bytes) -> bool:
+    """Whether an encoded message is the chat's (only clients that show chat get it)."""
+    head = chunk[:64]
+    return any(e in head for e in CHAT_EVENTS)
+
+
 class Subscriber:
     """One stream's queue. ``push`` is called under the feed's lock; the stream drains it
     (``deque`` appends and pops are thread-safe)."""
 
-    def __init__(self, table: str, session: str, limit: int, now: float) -> None:
+    def __init__(
+        self,
+        table: str,
+        session: str,
+        limit: int,
+        now: float,
+        chat: bool = True,
+        settings_id: str | None = None,
+    ) -> None:
         self.table = table
         self.session = session
+        self.chat = chat
+        """Whether this client gets the table chat (the player's ``show_chat``)."""
+        self.settings_id = settings_id
+        """The player's settings aggregate: its changes set ``chat`` while streaming."""
         self.limit = limit
         self.queue: deque[bytes] = deque()
         self.dropped = False
@@ -125,7 +153,14 @@ class TableFeed:
 
     def _publish(self, m: Message, woken: set[Subscriber]) -> None:
         now = self.clock()
+        if m.type == PLAYER_SETTINGS:
+            for subs in self.subscribers.values():
+                for sub in subs:
+                    if sub.settings_id == m.data["settings_id"]:
+                        sub.chat = bool(m.data["show_chat"])
+            return
         chunk = encode(m)
+        chat = m.type in CHAT_TYPES.values()
         if m.type == "shoe-shuffled":
             self._shoe_shuffled_at = m.position
         if m.type == "round-opened":
@@ -133,7 +168,7 @@ class TableFeed:
         if m.session is None:
             self.table_items.append((m.position, chunk))
             for subs in self.subscribers.values():
-                self._push_all(subs, chunk, now, woken)
+                self._push_all([s for s in subs if s.chat] if chat else subs, chunk, now, woken)
         else:
             self.session_items.setdefault(m.session, []).append((m.position, chunk))
             self._push_all(self.subscribers.get(m.session, ()), chunk, now, woken)
@@ -189,7 +224,8 @@ class TableFeed:
             own = self.session_items.get(sub.session, [])
             own = own[bisect.bisect_right(own, (after, b"\xff")) :]
             for _, chunk in sorted([*table, *own]):
-                sub.queue.append(chunk)
+                if sub.chat or not is_chat(chunk):
+                    sub.queue.append(chunk)
             sub.last_push = now
             current = self._options_now(sub.session)
             if current is not None:
@@ -220,14 +256,17 @@ class TableFeed:
             return sum(len(s) for s in self.subscribers.values())
 
 
-def replay(app: Casino, table: str, session: str, after: int, upto: int) -> Iterator[bytes]:
+def replay(
+    app: Casino, table: str, session: str, after: int, upto: int, chat: bool = True
+) -> Iterator[bytes]:
     """The stream of one session from the log (a reconnect older than the feed's
-    buffer), page by page, up to ``upto``."""
+    buffer), page by page, up to ``upto``; the chat's messages only if ``chat``."""
     fold = TableFold(app, table, only_session=session)
     position = after
     while position < upto:
         messages, position = fold.read(position, upto)
-        yield b"".join(encode(m) for m in messages)
+        kept = [m for m in messages if chat or m.type not in CHAT_TYPES.values()]
+        yield b"".join(encode(m) for m in kept)
 
 
 def describe(m: Message) -> dict[str, Any]:

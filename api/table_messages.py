@@ -25,6 +25,7 @@ from eventsourcing.persistence import Notification
 from games.blackjack import Seat, options
 from ledger import contracts
 from ledger.casino import Casino
+from ledger.chat import message_id
 from ledger.tables.codes import TableRoundCode, round_code_id_for
 from ledger.tables.replay import RoundStates, seat_of
 from ledger.tables.seat import TableSeat, seat_id_for
@@ -61,7 +62,12 @@ MONEY_KINDS = {
     contracts.SESSION_REFUNDED: "refund",
     contracts.SESSION_WIN_REVERSED: "reversal",
 }
-TOPICS = [*ROUND_TYPES, *SHOE_TYPES, *SEAT_TYPES, *MONEY_KINDS]
+CHAT_TYPES = {contracts.CHAT_POSTED: "chat", contracts.CHAT_HIDDEN: "chat-hidden"}
+"""The table chat (ledger/chat.py): table messages only the clients that show chat get."""
+SETTINGS_TOPICS = (contracts.PLAYER_SETTINGS_OPENED, contracts.PLAYER_SETTINGS_CHANGED)
+PLAYER_SETTINGS = "player-settings"
+"""A message the feed keeps to itself: a player's ``show_chat`` changed (never sent)."""
+TOPICS = [*ROUND_TYPES, *SHOE_TYPES, *SEAT_TYPES, *MONEY_KINDS, *CHAT_TYPES, *SETTINGS_TOPICS]
 """Every topic a table's stream reads (the log is selected by them)."""
 KEPT_CODES = 4096
 """Game codes a fold remembers as its table's or not (every other game's stakes and wins
@@ -175,7 +181,26 @@ class TableFold:
             return self._money(n)
         if topic in SHOE_TYPES and n.originator_id in self.shoe_ids:
             return self._shoe(n)
+        if topic in CHAT_TYPES:
+            return self._chat(n)
+        if topic in SETTINGS_TOPICS and self.only_session is None:
+            event = self._decode(n)
+            data = {"settings_id": str(n.originator_id), "show_chat": event.settings["show_chat"]}
+            return Message(n.id, PLAYER_SETTINGS, data, PLAYER_SETTINGS)
         return None
+
+    def _chat(self, n: Notification) -> Message | None:
+        """A chat message or a hide at this table: what every client that shows chat
+        gets (the author's pseudonym, never the player id or the session)."""
+        event = self._decode(n)
+        if event.table != self.table:
+            return None
+        assert isinstance(n.originator_id, UUID)
+        mid = message_id(n.originator_id, event.number)
+        if n.topic == contracts.CHAT_POSTED:
+            data = {"id": mid, "author": event.author, "text": event.text, "at": event.at}
+            return Message(n.id, "chat", data)
+        return Message(n.id, "chat-hidden", {"id": mid, "at": event.at})
 
     def _decode(self, n: Notification) -> Any:
         return self.app.mapper.to_domain_event(n)

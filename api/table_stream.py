@@ -8,8 +8,13 @@ with ``Last-Event-ID`` (or ``?last_event_id=``) resumes exactly after it. Withou
 stream starts at the current round's opening.
 
 Opening a stream connects the session's seat, losing it disconnects it after the grace
-(:mod:`api.table_connections`). One thread per process polls every table's feed, woken at
-once by the ledger's commits (and every ``stream_poll_seconds`` for other processes'
+(:mod:`api.table_connections`). A spectator token (:mod:`api.auth`) streams the table's
+messages only: no seat's, no balance, no options; it connects nothing, and counts toward
+``streams_per_session`` (per token) and ``max_streams`` like a session. The table chat
+goes only to clients whose player shows it (``show_chat``, followed live).
+
+One thread per process polls every table's feed, woken at once by the ledger's commits
+(and every ``stream_poll_seconds`` for other processes'
 writes); the streams wait on the event loop, so a thousand cost no threads.
 """
 
@@ -22,6 +27,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import anyio
@@ -37,6 +43,7 @@ from api.table_connections import Connections
 from api.table_feed import Subscriber, TableFeed, replay
 from api.table_schemas import TABLE_PATTERN
 from ledger.casino import Casino
+from ledger.player_settings import settings_id_for, settings_of
 from ledger.settings import Settings
 from ledger.tables import commands as tc
 from ledger.tables.table import Table, table_id_for
@@ -202,15 +209,21 @@ def _wake_all(subs: list[Subscriber]) -> None:
         sub.wake()
 
 
-def stream_caller(request: Request) -> auth.Caller:
-    """The session of the bearer token, from the header or ``access_token``."""
+def stream_caller(request: Request, table: str) -> auth.Caller:
+    """The session (or the spectator of ``table``) of the bearer token, from the header
+    or ``access_token``."""
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         token = request.query_params.get("access_token", "")
-    caller = request.app.state.credentials.identify(token.strip()) if token.strip() else None
+    credentials: auth.Credentials = request.app.state.credentials
+    caller = credentials.identify(token.strip()) if token.strip() else None
     if caller is None:
         raise ApiError(401, "unauthenticated", "a session token is required")
+    if caller.role is auth.Role.SPECTATOR:
+        if caller.table != table:
+            raise ApiError(403, "forbidden", "this spectator token is for another table")
+        return caller
     if caller.role is not auth.Role.SESSION:
         raise ApiError(403, "forbidden", f"the {caller.role} credential has no seat to stream")
     checked: auth.Caller = auth._open_session(request, caller)
@@ -236,7 +249,14 @@ class EventStream(Response):
 
     media_type = "text/event-stream"
 
-    def __init__(self, streams: TableStreams, feed: TableFeed, session: str, after: int) -> None:
+    def __init__(
+        self,
+        streams: TableStreams,
+        feed: TableFeed,
+        session: str,
+        after: int,
+        viewer: Viewer,
+    ) -> None:
         self.status_code = 200
         self.background = None
         self.raw_headers = [
@@ -245,13 +265,17 @@ class EventStream(Response):
             (b"x-accel-buffering", b"no"),  # proxies must not buffer the stream
         ]
         self.streams, self.feed, self.session, self.after = streams, feed, session, after
+        self.viewer = viewer
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         streams, feed, session = self.streams, self.feed, self.session
-        sub = Subscriber(feed.table, session, streams.settings.stream_queue_messages, 0.0)
+        viewer = self.viewer
+        limit = streams.settings.stream_queue_messages
+        sub = Subscriber(feed.table, session, limit, 0.0, viewer.chat, viewer.settings_id)
         news = asyncio.Event()
         sub.wake = news.set
-        streams.connections.opened(session, feed.table)
+        if viewer.seated:  # a spectator has no seat to connect
+            streams.connections.opened(session, feed.table)
         ended = False  # by the server (overflow, shutdown), not by the client leaving
         try:
             await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
@@ -272,14 +296,15 @@ class EventStream(Response):
         finally:
             feed.unsubscribe(sub)
             streams.release(session)
-            streams.connections.closed(session, feed.table)
+            if viewer.seated:
+                streams.connections.closed(session, feed.table)
 
     async def _catch_up(self, sub: Subscriber, send: Send) -> None:
         """Replay the log while the stream is behind the feed's buffer, then subscribe."""
         after = self.after
         while not await to_thread.run_sync(self.feed.subscribe, sub, after):
             upto = self.feed.buffer_start
-            pages = replay(self.feed.app, self.feed.table, self.session, after, upto)
+            pages = replay(self.feed.app, self.feed.table, self.session, after, upto, sub.chat)
             while True:
                 chunk: bytes | None = await to_thread.run_sync(_next_page, pages)
                 if chunk is None:
@@ -323,14 +348,36 @@ async def table_stream(
 ) -> Response:
     """The table's live messages and this session's own (Server-Sent Events); each
     ``id`` is a log position, ``Last-Event-ID`` resumes after it."""
-    caller = await to_thread.run_sync(stream_caller, request)
-    assert caller.session_id is not None
+    caller = await to_thread.run_sync(stream_caller, request, table)
     position = _position(last_event_id, after)
     streams = streams_of(request)
     feed = await to_thread.run_sync(streams.feed, table)
     top = await to_thread.run_sync(_log_top, streams.app)
     if position is not None and position > top:
         raise ApiError(422, "invalid-request", f"Last-Event-ID {position} is beyond the log")
-    streams.admit(caller.session_id)
+    viewer = await to_thread.run_sync(viewer_of, streams.app, caller)
+    streams.admit(viewer.key)
     start = feed.round_start if position is None else position
-    return EventStream(streams, feed, caller.session_id, start)
+    return EventStream(streams, feed, viewer.key, start, viewer)
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who a stream is for: a session's seat, or a spectator (no seat: it gets the table's
+    messages only, never a seat's or a balance, and connects no seat)."""
+
+    key: str
+    """The session id, or ``spectator:{token id}``: what the limits count and the feed
+    keys its subscribers by (a spectator's key is never a seat's session)."""
+    seated: bool
+    chat: bool
+    settings_id: str | None
+
+
+def viewer_of(app: Casino, caller: auth.Caller) -> Viewer:
+    if caller.role is auth.Role.SPECTATOR:
+        return Viewer(f"spectator:{caller.watcher}", False, True, None)
+    assert caller.session_id is not None
+    player = app.get_session(caller.session_id).player_id
+    show = bool(settings_of(app, player)["show_chat"])
+    return Viewer(caller.session_id, True, show, str(settings_id_for(player)))

@@ -25,6 +25,7 @@ from ledger import commands as c
 from ledger.accounts import Account, GameSession
 from ledger.banking import Banking
 from ledger.casino import Casino
+from ledger.chat import BanChat, Chat, HideChat, MuteChat, PostChat
 from ledger.commands import Route
 from ledger.keys import Keyring
 from ledger.play import AnyGame, CardSource, Clock, Rounds, SeedSource
@@ -90,6 +91,14 @@ def bootstrap(
         last_position(app),
         **({} if shoe_maker is None else {"shoe_maker": shoe_maker}),
     )
+    settings = app.settings
+    chat = Chat(
+        clock,
+        tables.table,
+        settings.chat_max_chars,
+        settings.chat_messages,
+        settings.chat_window_seconds,
+    )
     app.handlers.add(
         c.OpenAccount.handled_by(banking.open_account),
         c.Deposit.handled_by(banking.deposit),
@@ -112,6 +121,10 @@ def bootstrap(
         c.StartRound.handled_by(any_game.start),
         c.Decide.handled_by(any_game.decide),
         ChangeSettings.handled_by(change_settings),
+        PostChat.handled_by(chat.post),
+        MuteChat.handled_by(chat.mute),
+        BanChat.handled_by(chat.ban),
+        HideChat.handled_by(chat.hide),
         *(Route(kind, handler) for kind, handler in table_handlers(tables).items()),
     )
     if extra_handlers is not None:

@@ -165,3 +165,14 @@ class SignificantKind(StrEnum):
     VERIFY_RUN = "verify-run"
     WALLET_UNAVAILABLE = "wallet-unavailable"
     WALLET_AVAILABLE = "wallet-available"
+
+
+# -- table chat (seed 002 "messaggi chat"; ledger/chat.py): one aggregate per player ---------
+
+CHAT_MEMBER: Final = "croupier/chat-member@1"
+CHAT_MEMBER_CREATED: Final = "croupier/chat-member/created@1"
+CHAT_MEMBER_OPENED: Final = "croupier/chat-member/opened@1"
+CHAT_POSTED: Final = "croupier/chat-member/posted@1"
+CHAT_HIDDEN: Final = "croupier/chat-member/hidden@1"
+CHAT_MUTED: Final = "croupier/chat-member/muted@1"
+CHAT_BANNED: Final = "croupier/chat-member/banned@1"

@@ -104,3 +104,43 @@ class TamperDetected(Exception):
     """A stored event failed its signature or hash-chain check on read."""
 
     code = "tamper-detected"
+
+
+class ChatRefused(LedgerError):
+    """Base of the table chat's refusals (ledger/chat.py); never raised itself."""
+
+    code = "chat-refused"
+
+
+class ChatMessageInvalid(ChatRefused):
+    """Empty, too long, or with control characters: plain text of a bounded length."""
+
+    code = "chat-message-invalid"
+
+
+class ChatMuted(ChatRefused):
+    """The operator muted this player's chat (until ``until``)."""
+
+    code = "chat-muted"
+
+
+class ChatBanned(ChatRefused):
+    """The operator banned this player from the chat."""
+
+    code = "chat-banned"
+
+
+class ChatRateLimited(ChatRefused):
+    """Too many messages in the chat window; ``retry_after`` seconds until the next."""
+
+    code = "chat-rate-limited"
+
+    def __init__(self, message: str, retry_after: int, **ids: object) -> None:
+        super().__init__(message, **ids)
+        self.retry_after = retry_after
+
+
+class ChatMessageNotFound(ChatRefused):
+    """A hide names a message the player never sent at that table."""
+
+    code = "chat-message-not-found"

@@ -121,6 +121,15 @@ class Settings(BaseSettings):
     """Open table streams per game session, then 429 ``too-many-streams``."""
     max_streams: int = 5_000
     """Open table streams per process, then 503."""
+    spectator_token_minutes: int = 240
+    """How long a spectator token the operator issues is valid (minutes; at most 7 days)."""
+    chat_max_chars: int = 200
+    """The longest table chat message (characters), else 422 ``chat-message-invalid``."""
+    chat_messages: int = 5
+    """Chat messages a player may send to a table within ``chat_window_seconds`` (at most
+    50), else 429 ``chat-rate-limited`` with ``Retry-After``."""
+    chat_window_seconds: float = 10.0
+    """The window of the chat's rate limit (seconds)."""
     wallets: dict[str, WalletSettings] = {}
     """Wallet mode per operator, JSON: ``{"op": {"mode": "seamless", "base_url": ...,
     "key_file": ..., "read_timeout": 5}}``; an operator not listed is ``transfer``

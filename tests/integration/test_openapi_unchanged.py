@@ -47,6 +47,9 @@ INTENDED: dict[str, Any] = {
 """Path in the document (``/``-separated) -> its value now, where it differs on purpose."""
 # Issue 29 added GET /metrics and GET /v1/audit/report (with the report's models).
 INTENDED.update(json.loads((FIXTURE.parent / "openapi_issue29.json").read_text()))
+# Issue 24 added the table chat (post, moderation, the operator's chat log) and spectators
+# (the operator's spectator token, the watch view), with their models.
+INTENDED.update(json.loads((FIXTURE.parent / "openapi_issue24.json").read_text()))
 
 
 def current() -> dict[str, Any]:

@@ -26,6 +26,7 @@ from games.blackjack import Rules, Shoe
 from ledger import commands as c
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
+from ledger.chat import BanChat, HideChat, MuteChat, PostChat
 from ledger.player_settings import ChangeSettings
 from ledger.tables import commands as tc
 from ledger.tables.runner import TableRunner
@@ -150,6 +151,11 @@ def play_everything(
     tick(0)  # the dealer stands on soft 17; the seat settles; round 2 opens
     do(tc.RepeatBets(sid, "T1"))
     do(tc.Disconnect(sid, "T1"))  # before the deadline: the bets come back
+    # the table chat and its moderation (issue 24)
+    do(PostChat(sid, "T1", "good luck"))
+    do(HideChat("T1", "ann", 1, "off topic"))
+    do(MuteChat("T1", "ann", 5, "flooding"))
+    do(BanChat("T1", "ann", "again"))
     do(tc.VoidTableRound("T1", code, "dealer misdeal", "INC-10"))
     do(c.CloseSession(sid))
     return sent
@@ -254,6 +260,17 @@ def route(cmd: c.Command) -> tuple[str, dict[str, Any] | None, str]:
             return f"{session}/video-poker/{action}", None, "player"
         case ChangeSettings():
             return f"{session}/settings", dict(cmd.settings), "player"
+        case PostChat():
+            return f"{session}/tables/{cmd.table}/chat", {"text": cmd.text}, "player"
+        case MuteChat():
+            body = {"minutes": cmd.minutes, "reason": cmd.reason}
+            return f"/v1/tables/{cmd.table}/chat/players/{cmd.player_id}/mute", body, "op"
+        case BanChat():
+            body = {"reason": cmd.reason, "banned": cmd.banned}
+            return f"/v1/tables/{cmd.table}/chat/players/{cmd.player_id}/ban", body, "op"
+        case HideChat():
+            path = f"/v1/tables/{cmd.table}/chat/players/{cmd.player_id}/messages/{cmd.number}"
+            return f"{path}/hide", {"reason": cmd.reason}, "op"
     return table_route(cmd, session)
 
 
