@@ -138,6 +138,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from api.app import create_app
     from api.auth import load_credentials
+    from api.connection_guard import configure, uvicorn_options
     from api.logs import config as log_config
     from api.logs import log_format
     from api.malloc import limit_arenas
@@ -173,6 +174,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"croupier serve: {store}, http://{args.host}:{args.port} (docs at /docs)")
     print(f"operator and auditor tokens: {credentials.tokens_from}")
     print(f"session-token secret: {credentials.secret_from}")
+    admission = configure(settings)  # api/connection_guard.py: deadlines and connection caps
+    print(
+        f"connections: at most {admission.cap} per process, "
+        f"{admission.per_address_cap} per address; proxies trusted: "
+        + (", ".join(settings.trusted_proxies) or "none"),
+        flush=True,
+    )
     # JSON lines or text (api/logs.py), secrets redacted, applied in every worker process.
     log_setup = log_config(
         settings,
@@ -193,6 +201,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             log_level=args.log_level,
             log_config=log_setup,
             access_log=access_log,
+            **uvicorn_options(settings),
         )
         return 0
     app = create_app(settings=settings, credentials=credentials)
@@ -203,6 +212,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         access_log=access_log,
         # Streams end at once on shutdown (ClosingServer); other requests get this long.
         timeout_graceful_shutdown=5,
+        **uvicorn_options(settings),
     )
     assert sock is not None
     try:

@@ -19,6 +19,7 @@ def serve_cells(args: argparse.Namespace) -> int:
     import uvicorn
 
     from api.auth import load_credentials
+    from api.connection_guard import configure, uvicorn_options
     from api.logs import config as log_config
     from api.logs import log_format
     from cells.router import CellRouter
@@ -44,6 +45,7 @@ def serve_cells(args: argparse.Namespace) -> int:
         f"http://{args.host}:{args.port}; index of tree heads in {cells_map.index_path}"
     )
     print(f"operator and auditor tokens: {credentials.tokens_from}")
+    configure(settings)  # api/connection_guard.py: deadlines and connection caps
     router = CellRouter(lambda: Cells(cells_map, settings), settings, credentials)
     secrets = [credentials.operator_token, credentials.auditor_token]
     uvicorn.run(
@@ -53,6 +55,7 @@ def serve_cells(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         log_config=log_config(settings, secrets, access=not args.no_access_log),
         access_log=not args.no_access_log and log_format(settings) == "text",
+        **uvicorn_options(settings),
     )
     return 0
 

@@ -105,6 +105,27 @@ class Settings(BaseSettings):
     """Failed authentications per address, else 429."""
     auth_failure_burst: int = 20
     """Burst of failed authentications allowed per address."""
+    header_timeout_seconds: float = 10.0
+    """A connection's request line and headers must all arrive within this long of its first
+    byte (or of the connection, for the first request), else it is closed (408)."""
+    body_timeout_seconds: float = 30.0
+    """A request's body must all arrive within this long of its headers, else the connection
+    is closed."""
+    keep_alive_seconds: float = 5.0
+    """An idle kept-alive connection is closed after this long without a new request."""
+    max_connections: int = 1_000
+    """Open connections per process; never more than the process's descriptor limit less
+    256 (the store, the logs and the refusal slots need theirs). Beyond it a connection
+    is answered 503 ``too-many-connections`` with ``Retry-After`` (``GET /health`` is
+    still answered)."""
+    max_connections_per_address: int = 64
+    """Open connections per client address (the connection's own peer; a trusted proxy is
+    exempt), then 503 as above."""
+    trusted_proxies: list[str] = []
+    """Addresses or networks (``10.0.0.0/8``) of the reverse proxies whose
+    ``X-Forwarded-For`` and ``X-Forwarded-Proto`` name the client, as JSON:
+    ``["10.0.0.5"]``. Default: none (the connection's peer is the client, whatever the
+    headers say)."""
     cors_allowed_origins: list[str] = []
     """Origins (``https://games.example.com``) whose browser pages may call the API and open
     table streams, as JSON: ``["https://a.example", "https://b.example"]``. Default: none

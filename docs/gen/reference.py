@@ -234,6 +234,10 @@ MEANINGS = {
     "table-exists": "a table with that id exists",
     "too-many-streams": "too many open table streams for this session, or for the process",
     "rate-limited": "too many requests from this address or credential (`Retry-After`)",
+    "request-timeout": "the request line and headers did not arrive within "
+    "`CROUPIER_HEADER_TIMEOUT_SECONDS`; the connection is closed",
+    "too-many-connections": "too many open connections from this address or in all "
+    "(`Retry-After`); `GET /health` is still answered",
     "starting": "the cells are not open yet",
     "index-not-found": "no cells index has been signed yet",
     "cell-required": "a per-log auditor route needs the cell named",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -36,11 +37,13 @@ def launch(
     startup_seconds: float = 120,
     cwd: Path | None = None,
     access_log: bool = False,
+    descriptors: int | None = None,
     **env_extra: str,
 ) -> tuple[str, int, subprocess.Popen[str]]:
     """``croupier serve [args]`` in a child process on a free port (nothing inherited from
     this environment's CROUPIER_/POSTGRES_ settings), once /health answers; run in
-    ``cwd`` (default: the data directory)."""
+    ``cwd`` (default: the data directory), with at most ``descriptors`` open files if given
+    (``ulimit -n``)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CROUPIER_", "POSTGRES_"))}
     env.update(CROUPIER_DATA_DIR=str(data_dir), PYTHONPATH=str(ROOT), **env_extra)
@@ -56,6 +59,7 @@ def launch(
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
+        preexec_fn=None if descriptors is None else (lambda: _limit_files(descriptors)),
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + startup_seconds
@@ -70,6 +74,10 @@ def launch(
                 os.killpg(proc.pid, signal.SIGKILL)
             raise AssertionError(f"croupier serve did not start: {proc.communicate()[0]}")
         time.sleep(0.1)
+
+
+def _limit_files(descriptors: int) -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (descriptors, descriptors))
 
 
 @contextmanager

@@ -1,0 +1,275 @@
+"""The connection guard: what a client may hold open before it has sent a whole request.
+
+The HTTP guard (:mod:`api.limits`) sees requests, so a client that opens connections and
+never finishes its headers is invisible to it: with nothing else, 1,100 connections that
+send a byte a second use up a 1,024-descriptor process and ``/health`` stops answering.
+This is uvicorn's httptools protocol (the parser ``croupier serve`` runs) with:
+
+- a header deadline: the request line and headers within ``header_timeout_seconds`` of the
+  request's first byte (of the connection, for the first request), else 408 and closed;
+- a body deadline: the whole body within ``body_timeout_seconds`` of the headers;
+- a cap on open connections per peer address and in all (``max_connections_per_address``,
+  ``max_connections``, the latter never above the descriptor limit less
+  :data:`FD_RESERVE`). A connection beyond either is not served: it waits in one of
+  :data:`REFUSAL_SLOTS` slots (the oldest waiting one is dropped for a newcomer) at most
+  :data:`REFUSAL_GRACE_SECONDS` for its headers, and is then answered ``503
+  too-many-connections`` with ``Retry-After`` and closed, unless it asks for ``GET
+  /health``, which is answered: a load balancer's probe still gets through.
+
+A trusted proxy's connections (``trusted_proxies``) count in all but not per address:
+behind it every client shares its address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import resource
+from collections import OrderedDict
+from typing import Any
+
+from uvicorn.config import Config
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.server import ServerState
+
+from ledger.settings import Settings
+
+PROTOCOL = "api.connection_guard:GuardedProtocol"
+FD_RESERVE = 256  # descriptors kept for the store, log files, refusal slots and accept bursts
+REFUSAL_SLOTS = 64  # connections beyond a cap held at once while their headers arrive
+REFUSAL_GRACE_SECONDS = 2.0  # how long such a connection has to send its headers
+RETRY_AFTER_SECONDS = 1
+HEALTH_PATH = "/health"
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+class Proxies:
+    """The operator's trusted proxies: addresses and networks, or ``*`` for any."""
+
+    def __init__(self, entries: list[str]) -> None:
+        self.any = "*" in entries
+        self.networks: list[Network] = [
+            ipaddress.ip_network(e.strip(), strict=False) for e in entries if e.strip() != "*"
+        ]
+
+    def __contains__(self, address: str) -> bool:
+        if self.any:
+            return True
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        return any(ip in net for net in self.networks)
+
+
+def descriptor_limit() -> int:
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return soft if soft != resource.RLIM_INFINITY else 1 << 20
+
+
+def connection_cap(settings: Settings, descriptors: int | None = None) -> int:
+    """The effective cap on open connections: the setting, within the descriptor limit."""
+    fds = descriptor_limit() if descriptors is None else descriptors
+    return max(1, min(settings.max_connections, fds - FD_RESERVE))
+
+
+class Admission:
+    """Counts of open, served connections per address and in all, and the refusal slots."""
+
+    def __init__(self, total: int, per_address: int, proxies: Proxies) -> None:
+        self.cap, self.per_address_cap, self.proxies = total, per_address, proxies
+        self.total = 0
+        self.by_address: dict[str, int] = {}
+        self.waiting: OrderedDict[GuardedProtocol, None] = OrderedDict()
+
+    def admit(self, address: str) -> bool:
+        """Count a new connection from ``address`` in, if it is within both caps."""
+        if self.total >= self.cap:
+            return False
+        held = self.by_address.get(address, 0)
+        if held >= self.per_address_cap and address not in self.proxies:
+            return False
+        self.total += 1
+        self.by_address[address] = held + 1
+        return True
+
+    def release(self, address: str) -> None:
+        self.total -= 1
+        left = self.by_address[address] - 1
+        if left:
+            self.by_address[address] = left
+        else:
+            del self.by_address[address]
+
+    def hold(self, conn: GuardedProtocol) -> None:
+        """A refused connection waits for its headers in a slot; the oldest waiting one
+        makes way when all are taken."""
+        while len(self.waiting) >= REFUSAL_SLOTS:
+            oldest, _ = self.waiting.popitem(last=False)
+            oldest.drop()
+        self.waiting[conn] = None
+
+    def unhold(self, conn: GuardedProtocol) -> None:
+        self.waiting.pop(conn, None)
+
+
+def admission_from(settings: Settings) -> Admission:
+    return Admission(
+        connection_cap(settings),
+        settings.max_connections_per_address,
+        Proxies(settings.trusted_proxies),
+    )
+
+
+class GuardedProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with the deadlines and caps above (one admission per
+    process, from the settings in the environment, as every worker reads them)."""
+
+    admission: Admission | None = None
+    header_timeout = 10.0
+    body_timeout = 30.0
+
+    def __init__(
+        self,
+        config: Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        if GuardedProtocol.admission is None:
+            configure(Settings())
+        self.address = ""
+        self.admitted = False
+        self.refused = False
+        self.deadline: asyncio.TimerHandle | None = None
+
+    @property
+    def _admission(self) -> Admission:
+        assert GuardedProtocol.admission is not None
+        return GuardedProtocol.admission
+
+    # Connection
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self.address = self.client[0] if self.client else ""
+        if self._admission.admit(self.address):
+            self.admitted = True
+            self._arm(self.header_timeout, self._headers_late)
+        else:
+            self.refused = True
+            self._admission.hold(self)
+            self._arm(REFUSAL_GRACE_SECONDS, self.drop)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        if self.admitted:
+            self.admitted = False
+            self._admission.release(self.address)
+        self._admission.unhold(self)
+        super().connection_lost(exc)
+
+    def drop(self) -> None:
+        """Close a refused connection that did not send its headers in time."""
+        self._disarm()
+        self._admission.unhold(self)
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    # Parser callbacks
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self.deadline is None and not self.refused:
+            self._arm(self.header_timeout, self._headers_late)
+
+    def on_headers_complete(self) -> None:
+        self._disarm()
+        if not self.refused:
+            super().on_headers_complete()
+            if not self.parser.should_upgrade():
+                self._arm(self.body_timeout, self._body_late)
+            return
+        self._admission.unhold(self)
+        health = self.url.split(b"?", 1)[0] == HEALTH_PATH.encode()
+        method = self.parser.get_method()
+        if not (health and method in (b"GET", b"HEAD")):
+            self.app = refuse  # this connection's only request
+        super().on_headers_complete()
+        self.cycle.keep_alive = False  # answered once, then closed
+
+    def on_message_complete(self) -> None:
+        if not self.refused:
+            self._disarm()
+        super().on_message_complete()
+
+    # Deadlines
+
+    def _arm(self, seconds: float, then: Any) -> None:
+        self._disarm()
+        self.deadline = self.loop.call_later(seconds, then)
+
+    def _disarm(self) -> None:
+        if self.deadline is not None:
+            self.deadline.cancel()
+            self.deadline = None
+
+    def _headers_late(self) -> None:
+        self.deadline = None
+        if self.transport.is_closing():
+            return
+        if self.cycle is None or self.cycle.response_complete:
+            self.transport.write(_status(408, "request-timeout", "headers took too long"))
+        self.transport.close()
+
+    def _body_late(self) -> None:
+        self.deadline = None
+        if not self.transport.is_closing():
+            self.transport.close()  # the application's receive() gets http.disconnect
+
+
+def _status(status: int, code: str, message: str, retry_after: int | None = None) -> bytes:
+    """A whole JSON error response that closes the connection."""
+    if retry_after is not None:
+        message = f"{message}; retry after {retry_after} s"
+    body = json.dumps({"code": code, "message": message}).encode()
+    phrase = {408: "Request Timeout", 503: "Service Unavailable"}[status]
+    retry = "" if retry_after is None else f"retry-after: {retry_after}\r\n"
+    return (
+        f"HTTP/1.1 {status} {phrase}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\n{retry}connection: close\r\n\r\n"
+    ).encode() + body
+
+
+async def refuse(scope: Any, receive: Any, send: Any) -> None:
+    """The answer to a connection beyond a cap (``Retry-After``, then closed)."""
+    raw = _status(503, "too-many-connections", "too many open connections", RETRY_AFTER_SECONDS)
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")[1:]
+    headers = [(n.lower(), v.strip()) for n, _, v in (line.partition(b":") for line in lines)]
+    await send({"type": "http.response.start", "headers": headers, "status": 503})
+    await send({"type": "http.response.body", "body": body})
+
+
+def configure(settings: Settings) -> Admission:
+    """Set this process's limits from the settings (each worker does, at its first
+    connection)."""
+    GuardedProtocol.header_timeout = settings.header_timeout_seconds
+    GuardedProtocol.body_timeout = settings.body_timeout_seconds
+    GuardedProtocol.admission = admission_from(settings)
+    return GuardedProtocol.admission
+
+
+def uvicorn_options(settings: Settings) -> dict[str, Any]:
+    """The options of ``uvicorn.Config`` / ``uvicorn.run`` that carry these limits, and
+    trust proxy headers only from the configured proxies."""
+    return {
+        "http": PROTOCOL,
+        "ws": "none",  # no WebSocket route; an upgrade would leave the guard's counts
+        "timeout_keep_alive": settings.keep_alive_seconds,
+        "proxy_headers": bool(settings.trusted_proxies),
+        "forwarded_allow_ips": list(settings.trusted_proxies),
+    }

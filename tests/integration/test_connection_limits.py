@@ -1,0 +1,156 @@
+"""Connection limits (issue 22, item 3): slow clients cannot exhaust ``croupier serve``.
+Headers and bodies have deadlines, connections are capped per address and in all, and
+beyond a cap ``/health`` is still answered."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from api.connection_guard import FD_RESERVE, Admission, Proxies, connection_cap
+from ledger.settings import Settings
+from tests.integration.slow_clients import SlowClients
+from tests.integration.test_http_serve import launch
+
+OPERATOR = "conn-operator-token-0123456789abcdef"
+
+
+@contextmanager
+def server(
+    data_dir: Path, descriptors: int | None = None, **env: Any
+) -> Iterator[tuple[str, int, subprocess.Popen[str]]]:
+    env["CROUPIER_OPERATOR_TOKEN"] = OPERATOR
+    base, port, proc = launch(data_dir, descriptors=descriptors, **env)
+    try:
+        yield base, port, proc
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+
+
+def _raw(port: int, request: bytes, wait: float = 10.0) -> bytes:
+    """Send ``request`` on a new connection; everything the server sends until it closes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=wait) as sock:
+        sock.sendall(request)
+        reply = b""
+        while True:
+            try:
+                data = sock.recv(4096)
+            except (ConnectionResetError, TimeoutError):
+                break
+            if not data:
+                break
+            reply += data
+    return reply
+
+
+def test_1100_slow_header_connections_leave_health_answering_within_a_second(
+    tmp_path: Path,
+) -> None:
+    # The attack of issue 22: 1,100 connections from one address, a byte of headers a
+    # second each, reconnecting when closed, against a 1,024-descriptor process. The
+    # probes come from the same address (the worst case: it is over its cap).
+    with server(tmp_path, descriptors=1024) as (base, port, proc):
+        probes: list[int] = []
+        with SlowClients(port, 1100) as attack:
+            time.sleep(2)  # the connections are open
+            end = time.monotonic() + 15  # past the 10 s header deadline
+            while time.monotonic() < end:
+                try:
+                    r = httpx.get(f"{base}/health", timeout=1.0)
+                    probes.append(r.status_code)
+                except httpx.TransportError as e:
+                    raise AssertionError(f"/health failed after {len(probes)} probes: {e!r}") from e
+                time.sleep(0.2)
+        assert proc.poll() is None
+        assert len(probes) >= 15 and set(probes) == {200}  # at least one a second
+        # The caps refused (and the deadline closed) the attacker's connections.
+        assert attack.closed_by_server > 1100
+        # Business as usual afterwards.
+        op = {"Authorization": f"Bearer {OPERATOR}"}
+        assert httpx.get(f"{base}/v1/games", headers=op, timeout=30).status_code == 200
+
+
+def test_beyond_the_per_address_cap_a_request_is_refused_503_and_health_answered(
+    tmp_path: Path,
+) -> None:
+    with server(tmp_path, CROUPIER_MAX_CONNECTIONS_PER_ADDRESS="3") as (base, port, _):
+        held = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+        try:
+            time.sleep(0.5)
+            reply = _raw(port, b"GET /v1/games HTTP/1.1\r\nHost: x\r\n\r\n")
+            head, _, body = reply.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 503"), reply
+            assert b"retry-after: 1" in head.lower() and b"connection: close" in head.lower()
+            assert b'"too-many-connections"' in body
+            health = _raw(port, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert health.startswith(b"HTTP/1.1 200"), health
+        finally:
+            for sock in held:
+                sock.close()
+        time.sleep(0.5)
+        # Released: served again.
+        op = {"Authorization": f"Bearer {OPERATOR}"}
+        assert httpx.get(f"{base}/v1/games", headers=op, timeout=30).status_code == 200
+
+
+def test_headers_body_and_idle_connections_have_deadlines(tmp_path: Path) -> None:
+    with server(
+        tmp_path,
+        CROUPIER_HEADER_TIMEOUT_SECONDS="1",
+        CROUPIER_BODY_TIMEOUT_SECONDS="1",
+        CROUPIER_KEEP_ALIVE_SECONDS="1",
+    ) as (_, port, _):
+        # Headers never finished: 408, closed.
+        t0 = time.monotonic()
+        reply = _raw(port, b"GET /v1/games HTTP/1.1\r\nHost: x\r\n")
+        assert reply.startswith(b"HTTP/1.1 408"), reply
+        assert time.monotonic() - t0 < 8
+        # Nothing sent at all: closed too.
+        assert _raw(port, b"").startswith(b"HTTP/1.1 408")
+        # A body announced and never sent: the connection is closed.
+        auth = f"Authorization: Bearer {OPERATOR}\r\n".encode()
+        reply = _raw(
+            port,
+            b"POST /v1/accounts HTTP/1.1\r\nHost: x\r\n"
+            + auth
+            + b"Idempotency-Key: k\r\nContent-Type: application/json\r\n"
+            + b"Content-Length: 100\r\n\r\n{",
+        )
+        assert not reply.startswith(b"HTTP/1.1 2"), reply
+        # An answered request, then silence: the kept-alive connection is closed.
+        reply = _raw(port, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert reply.startswith(b"HTTP/1.1 200") and reply.count(b"HTTP/1.1") == 1
+
+
+def test_admission_counts_per_address_and_in_all_and_exempts_trusted_proxies() -> None:
+    admission = Admission(total=4, per_address=2, proxies=Proxies(["10.0.0.0/8"]))
+    assert [admission.admit("1.2.3.4") for _ in range(3)] == [True, True, False]
+    assert admission.admit("10.1.1.1") and admission.admit("10.1.1.1")
+    assert not admission.admit("10.1.1.1")  # the total
+    admission.release("1.2.3.4")
+    assert admission.admit("1.2.3.4")
+    assert admission.by_address == {"1.2.3.4": 2, "10.1.1.1": 2}
+
+
+def test_the_connection_cap_stays_within_the_descriptor_limit() -> None:
+    settings = Settings(max_connections=1000)
+    assert connection_cap(settings, descriptors=1024) == 1024 - FD_RESERVE
+    assert connection_cap(settings, descriptors=65536) == 1000
+
+
+def test_proxies_match_addresses_and_networks() -> None:
+    proxies = Proxies(["10.0.0.5", "192.168.0.0/16"])
+    assert "10.0.0.5" in proxies and "192.168.3.4" in proxies
+    assert "10.0.0.6" not in proxies and "127.0.0.1" not in proxies
+    assert "not-an-address" not in proxies
+    assert "1.1.1.1" in Proxies(["*"])
+    assert "127.0.0.1" not in Proxies([])
