@@ -11,12 +11,15 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from audit_cli.rows import Row
 from ledger import envelope, merkle
+
+if TYPE_CHECKING:
+    from audit_cli.reexec import Reexec
 
 CHECKPOINT_TOPIC = "croupier/checkpoint/sealed@1"
 SESSION_CLOSED_TOPIC = "croupier/session/closed@1"
@@ -87,6 +90,9 @@ class Report:
     key_history: list[dict[str, Any]] = field(default_factory=list)
     snapshots: int = 0
     """Snapshots checked against the replay of their events (``audit_cli.snapshots``)."""
+    rounds: dict[str, int] | None = None
+    """Re-execution's counts (``audit_cli.reexec``): rounds re-run, rounds pending (seed
+    not yet revealed), movements compared; None when it did not run."""
 
     @property
     def ok(self) -> bool:
@@ -106,6 +112,7 @@ class Report:
             "events_not_yet_covered": self.uncovered,
             "latest_checkpoint": self.latest_head,
             "snapshots_checked": self.snapshots,
+            "rounds": self.rounds,
             "findings": [asdict(f) for f in self.findings],
         }
 
@@ -164,6 +171,8 @@ class Checker:
         # row once checked (the snapshot checks replay on this one pass).
         self.observer: Callable[[Row, str, bytes, str, Ed25519PublicKey | None], None] | None
         self.observer = None
+        self.reexec: Reexec | None = None
+        """Re-execution of every round (``audit_cli.reexec``), fed by ``verify``."""
 
     def find(self, check: str, message: str, row: Row | None = None) -> None:
         self.report.findings.append(
@@ -495,6 +504,9 @@ class Checker:
         self._check_checkpoints()
         self._check_legacy_prefix()
         self._check_books()
+        if self.reexec is not None:
+            findings, r.rounds = self.reexec.finish()
+            r.findings.extend(findings)
         r.balances = dict(self.ledgers)
         checkpoint_rows = {position for _, position, _, _ in self.checkpoints}
         r.uncovered = sum(1 for p in range(r.covered, len(self.leaves)) if p not in checkpoint_rows)

@@ -92,6 +92,7 @@ def cmd_verify(args: argparse.Namespace, out: Console) -> int:
             progress=lambda n: bar.advance(task, n),
             anchor=anchor,
             pin=args.pin,
+            reexecute=not args.no_reexecute,
         )
     # Without a pinned genesis key the check is only as good as the local keyring, which
     # whoever runs the server can edit: say so, and fail unless the auditor accepts that.
@@ -149,6 +150,14 @@ def cmd_verify(args: argparse.Namespace, out: Console) -> int:
     summary.add_row("checkpoints", str(report.checkpoints))
     summary.add_row("covered by newest checkpoint", str(report.covered))
     summary.add_row("trust", report.trust)
+    counts = report.rounds
+    summary.add_row(
+        "rounds re-executed",
+        "- (--no-reexecute: money not compared with the rules)"
+        if counts is None
+        else f"{counts['rounds_reexecuted']} (pending, seed not yet revealed: "
+        f"{counts['rounds_pending']}); {counts['movements_compared']} movements compared",
+    )
     summary.add_row("genesis key", report.genesis_fingerprint or "- (no genesis: format 1 log)")
     summary.add_row(
         "key history",
@@ -675,6 +684,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="a cell map (cells.json): verify every cell and the signed index of their heads",
     )
     v.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    v.add_argument(
+        "--no-reexecute",
+        action="store_true",
+        help="do not re-run the rounds: their money is then not compared with what the "
+        "rules pay (the one check that holds when the signing key has leaked)",
+    )
     v.add_argument("--json", action="store_true", help="machine-readable output")
     v.add_argument(
         "--balances",

@@ -92,6 +92,8 @@ class RoundReport:
     signatures_checked: bool = False
     rederived: bool = False
     """True when the seed was revealed and every event was compared with the engine."""
+    money: list[Any] = field(default_factory=list)
+    """The round's money compared with re-execution (``audit_cli.reexec``): what differs."""
 
     @property
     def problems(self) -> list[str]:

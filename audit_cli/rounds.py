@@ -13,8 +13,15 @@ from uuid import UUID
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit_cli.round_check import RoundReport, check_rows
-from audit_cli.rows import Row, read_aggregate, read_rows, read_trust_rows
+from audit_cli.reexec import (
+    MONEY_TOPICS,
+    MoneyFinding,
+    compare_round,
+    expect_round,
+    move_of,
+)
+from audit_cli.round_check import RoundFinding, RoundReport, check_rows
+from audit_cli.rows import Row, read_aggregate, read_rows, read_topic_rows, read_trust_rows
 from ledger import contracts, envelope
 from ledger.keys import load_public_keys
 from ledger.rounds import round_id_for
@@ -45,7 +52,46 @@ def check_round(
     given, else the keyring beside a SQLite file), then every recorded view, decision,
     card and amount against the re-derivation from the revealed seed."""
     keys = public_keys if public_keys is not None else default_keys(db)
-    return check_rows(code, round_rows(db, code), keys, read_trust_rows(db))
+    rows = round_rows(db, code)
+    report = check_rows(code, rows, keys, read_trust_rows(db))
+    if report.status != "missing":
+        report.money = money_check(db, code, rows)
+        report.findings.extend(
+            RoundFinding("money", f.version or 0, str(f.kind), f.message, f.recorded, f.expected)
+            for f in report.money
+        )
+    return report
+
+
+def money_check(db: str, code: str, rows: list[Row]) -> list[MoneyFinding]:
+    """The round's movements on any session or account against what re-executing it gives
+    (as ``verify`` compares them, :mod:`audit_cli.reexec`)."""
+    facts = []
+    for row in rows:
+        try:
+            doc = _payload(row)
+        except (envelope.EnvelopeError, ValueError, TypeError):
+            continue  # the row checks report it
+        facts.append((row.notification_id, row.originator_id, row.version, row.topic, doc))
+    if not facts or facts[0][3] != contracts.ROUND_STARTED:
+        return []
+    expect = expect_round(facts)
+    moves = []
+    for row in read_topic_rows(db, tuple(MONEY_TOPICS)):
+        try:
+            move = move_of(row, _payload(row))
+        except (envelope.EnvelopeError, ValueError, TypeError):
+            continue
+        if move is not None and move.code == code:
+            moves.append(move)
+    accounts = {}
+    session = read_aggregate(db, expect.session)
+    if session and session[0].topic == contracts.SESSION_OPENED:
+        account = _payload(session[0]).get("account_id")
+        if isinstance(account, dict):
+            account = account.get("_data_")
+        accounts[expect.session] = str(UUID(str(account)))
+    return [f for f in compare_round(expect, moves, accounts) if isinstance(f, MoneyFinding)]
 
 
 def _payload(row: Row) -> dict[str, Any]:

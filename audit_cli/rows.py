@@ -9,7 +9,7 @@ optional ``?schema=NAME`` selects the schema (default ``public``); the table is
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import parse_qs, urlparse, urlunparse
@@ -161,6 +161,11 @@ def chunk_bounds(db: str, size: int) -> Iterator[tuple[int, int]]:
 
 def read_trust_rows(db: str) -> list[Row]:
     """The key-history rows (genesis, rotations), in order: few, read before the rest."""
+    return read_topic_rows(db, TRUST_TOPICS)
+
+
+def read_topic_rows(db: str, topics: Sequence[str]) -> list[Row]:
+    """Every row with one of these topics, in log order."""
     if _is_pg(db):
         import psycopg
 
@@ -171,17 +176,18 @@ def read_trust_rows(db: str) -> list[Row]:
                     "SELECT notification_id, originator_id::text, originator_version, topic, "
                     f"state FROM {schema}.{PG_TABLE} WHERE topic = ANY(%s) "
                     "ORDER BY notification_id",
-                    (list(TRUST_TOPICS),),
+                    (list(topics),),
                 )
                 return [_pg_row(*r) for r in cur]
         except psycopg.Error as e:
             raise SourceError(f"cannot read the log: {e}") from e
+    marks = ", ".join("?" for _ in topics)
     try:
         with _lite(_sqlite_path(db)) as lite:
             found = lite.execute(
                 "SELECT rowid, originator_id, originator_version, topic, state "
-                f"FROM {SQLITE_TABLE} WHERE topic IN (?, ?) ORDER BY rowid",
-                TRUST_TOPICS,
+                f"FROM {SQLITE_TABLE} WHERE topic IN ({marks}) ORDER BY rowid",
+                tuple(topics),
             )
             return [_row(*r) for r in found]
     except sqlite3.Error as e:

@@ -38,6 +38,7 @@ from audit_cli.checker import (
     Finding,
     Report,
 )
+from audit_cli.reexec import ChunkGames, Reexec, chunk_games
 from audit_cli.rows import (
     MAX_ROW_ID,
     NON_CANONICAL,
@@ -66,15 +67,21 @@ _LEARNED: object = None
 _WANTED: dict[str, int] = {}
 """Aggregate id -> newest snapshot version: those events go back to the parent whole
 (the snapshot checks replay them); every other row goes back without its state."""
+_REEXEC = True
+"""Whether the workers pick out the game rows and re-run rounds (``audit_cli.reexec``)."""
 
 
 def _init(
-    raw_keys: dict[str, bytes], log_id: bytes | None = None, wanted: dict[str, int] | None = None
+    raw_keys: dict[str, bytes],
+    log_id: bytes | None = None,
+    wanted: dict[str, int] | None = None,
+    reexecute: bool = True,
 ) -> None:
-    global _KEYS, _LOG_ID, _WANTED
+    global _KEYS, _LOG_ID, _WANTED, _REEXEC
     _KEYS = {kid: Ed25519PublicKey.from_public_bytes(raw) for kid, raw in raw_keys.items()}
     _LOG_ID = log_id
     _WANTED = wanted or {}
+    _REEXEC = reexecute
 
 
 _FIELDS = (
@@ -457,16 +464,28 @@ def _books(money: list[tuple[int, Row, dict[str, Any]]]) -> Books | None:
     )
 
 
-def _summary_job(args: tuple[str, int, int]) -> tuple[Summary | None, list[Row], list[Checked]]:
+def _summary_job(
+    args: tuple[str, int, int],
+) -> tuple[Summary | None, list[Row], list[Checked], ChunkGames | None]:
     """Worker side of ``verify_db``: read a range of rows, check them, and hand back the
     chunk's boundary facts (or, when the chunk needs it, every row, without its state but
-    for those a snapshot check replays)."""
+    for those a snapshot check replays), with its game rows reduced and its whole rounds
+    re-run (``audit_cli.reexec.chunk_games``)."""
     rows = read_range(*args)
     results = _check_chunk(rows)
+    games = chunk_games(rows, results) if _REEXEC else None
     summary = _summarise(rows, results) if rows else None
     if summary is not None:
-        return summary, [], []
-    return None, [_light(r) for r in rows], results
+        return summary, [], [], games
+    return None, [_light(r) for r in rows], results, games
+
+
+def _check_chunk_games(
+    rows: list[Row], learned: tuple[bytes | None, dict[str, bytes]] | None, reexecute: bool
+) -> tuple[list[Checked], ChunkGames | None]:
+    """Worker side of ``verify``: the chunk's row checks and its game rows."""
+    results = _check_chunk(rows, learned)
+    return results, chunk_games(rows, results) if reexecute else None
 
 
 def _light(r: Row) -> Row:
@@ -490,6 +509,7 @@ def verify_db(
     progress: Callable[[int], None] | None = None,
     anchor: dict[str, Any] | None = None,
     pin: str | None = None,
+    reexecute: bool = True,
 ) -> Report:
     """Like :func:`verify`, but the worker processes read the rows themselves. The trust
     rows are read first (by topic) so every worker knows the log id and the keys."""
@@ -499,11 +519,21 @@ def verify_db(
     snapshots = read_snapshot_rows(db)
     raw = {**_raw(public_keys or {}), **named}
     checker = Checker(public_keys, anchor, pin, check_gaps=gaps)
+    checker.reexec = Reexec() if reexecute else None
     snapshot_check = _snapshot_check(snapshots, checker)
     wanted = snapshot_check.wanted if snapshot_check else {}
     bounds = list(chunk_bounds(db, CHUNK))
 
-    def feed(lo: int, hi: int, summary: Summary | None, rows: list[Row], results: Any) -> None:
+    def feed(
+        lo: int,
+        hi: int,
+        summary: Summary | None,
+        rows: list[Row],
+        results: Any,
+        games: ChunkGames | None,
+    ) -> None:
+        if games is not None and checker.reexec is not None:
+            checker.reexec.feed(games)
         if summary is not None:
             count = checker.feed_summary(*summary)
             if count is not None:
@@ -518,7 +548,7 @@ def verify_db(
 
     if jobs <= 1:
         global _LEARNED
-        _init(raw, log_id, wanted)
+        _init(raw, log_id, wanted, reexecute)
         _LEARNED = None  # so ``verify`` sets its own keys again
         try:
             for lo, hi in bounds:
@@ -527,7 +557,7 @@ def verify_db(
             close_connection(db)
         return _finish(checker, snapshot_check)
     ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-    with ctx.Pool(jobs, initializer=_init, initargs=(raw, log_id, wanted)) as pool:
+    with ctx.Pool(jobs, initializer=_init, initargs=(raw, log_id, wanted, reexecute)) as pool:
         jobs_args = ((db, a, b) for a, b in bounds)
         outcomes = pool.imap(_summary_job, jobs_args, chunksize=1)
         for (lo, hi), outcome in zip(bounds, outcomes, strict=True):
@@ -540,7 +570,7 @@ def _check_here(
 ) -> tuple[list[Row], list[Checked]]:
     """A chunk checked row by row in the parent (a connection of its own, closed after)."""
     global _LEARNED
-    _init(raw, log_id, wanted)
+    _init(raw, log_id, wanted, _REEXEC)
     _LEARNED = None  # so ``verify`` sets its own keys again
     rows = read_range(db, lo, hi, cached=False)
     return [_light(r) for r in rows], _check_chunk(rows)
@@ -581,6 +611,7 @@ def verify(
     check_gaps: bool = False,
     learned: tuple[bytes | None, dict[str, bytes]] | None = None,
     snapshots: list[Row] | None = None,
+    reexecute: bool = True,
 ) -> Report:
     """Verify every row. ``public_keys`` is the local keyring (for a log without genesis,
     and to check an unpinned genesis against); ``pin`` the genesis key's fingerprint an
@@ -588,9 +619,11 @@ def verify(
     ``anchor`` is a tree head published earlier (``tree_size``, ``root_hash``) that the
     log must still contain: it catches a cut tail together with its checkpoints.
     ``snapshots`` (``rows.read_snapshot_rows``) are checked against the replay of the
-    events they summarise, on this same pass."""
+    events they summarise, on this same pass. ``reexecute`` re-runs every round and
+    compares its money with what the rules give (``audit_cli.reexec``)."""
     jobs = jobs or os.cpu_count() or 1
     checker = Checker(public_keys, anchor, pin, check_gaps=check_gaps)
+    checker.reexec = Reexec() if reexecute else None
     snapshot_check = _snapshot_check(snapshots, checker)
     log_id, known = learned or (None, {})
     known = {**_raw(public_keys or {}), **known}
@@ -604,24 +637,27 @@ def verify(
             known.update(named)
         return log_id, dict(known)
 
+    def feed(chunk: list[Row], outcome: tuple[list[Checked], ChunkGames | None]) -> None:
+        results, games = outcome
+        if games is not None and checker.reexec is not None:
+            checker.reexec.feed(games)
+        checker.feed(chunk, results)
+        if progress:
+            progress(len(chunk))
+
     if jobs <= 1:
         for chunk in _chunks(rows, CHUNK):
-            checker.feed(chunk, _check_chunk(chunk, learn(chunk)))
-            if progress:
-                progress(len(chunk))
+            feed(chunk, _check_chunk_games(chunk, learn(chunk), reexecute))
     else:
         ctx = multiprocessing.get_context("spawn" if os.name != "posix" else "fork")
         with ctx.Pool(jobs) as pool:
             pending: list[Any] = []
             for chunk in _chunks(rows, CHUNK):
-                pending.append((chunk, pool.apply_async(_check_chunk, (chunk, learn(chunk)))))
+                args = (chunk, learn(chunk), reexecute)
+                pending.append((chunk, pool.apply_async(_check_chunk_games, args)))
                 if len(pending) >= jobs * 3:
                     c, res = pending.pop(0)
-                    checker.feed(c, res.get())
-                    if progress:
-                        progress(len(c))
+                    feed(c, res.get())
             for c, res in pending:
-                checker.feed(c, res.get())
-                if progress:
-                    progress(len(c))
+                feed(c, res.get())
     return _finish(checker, snapshot_check)

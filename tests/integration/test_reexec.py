@@ -1,0 +1,222 @@
+"""Re-execution in ``audit-cli verify`` (issue 22): an insider with the signing key rewrites
+a round's money (every row re-signed, every chain re-linked, every checkpoint re-signed,
+``tests/integration/forge.py``); signatures, chains, checkpoints and books all verify,
+and only the comparison with what the rules pay catches it. An honest log never trips it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from audit_cli.checker import Report
+from audit_cli.main import main as audit_main
+from audit_cli.reexec import MoneyFinding
+from audit_cli.rounds import default_keys
+from audit_cli.rows import Row
+from audit_cli.verify import verify_db
+from ledger import contracts
+from ledger.casino import Casino
+from ledger.keys import fingerprint
+from tests.conftest import Store
+from tests.helpers import open_session
+from tests.integration.forge import DROP, KEEP, TOPIC, rewrite
+
+FORGED = 1_000
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+def pin(store: Store) -> str:
+    return "SHA256:" + fingerprint(store.keyring.public_keys[store.keyring.signing_kid])
+
+
+def verify(store: Store, jobs: int = 1) -> Report:
+    return verify_db(store.db, jobs=jobs, pin=pin(store))
+
+
+def money(report: Report) -> list[MoneyFinding]:
+    return [f for f in report.findings if isinstance(f, MoneyFinding)]
+
+
+def cli(store: Store, *args: str) -> int:
+    return audit_main([*args, "--db", store.db])
+
+
+# -- rounds with a win ------------------------------------------------------------------
+
+
+def red_dog_win(app: Casino, sid: str) -> str:
+    for i in range(60):
+        result = app.red_dog_bet(f"rd-{i}", sid, 100)
+        if result["status"] == "open":
+            result = app.red_dog_see(f"rd-see-{i}", sid)
+        if result["payout"]:
+            return str(result["code"])
+    raise AssertionError("no Red Dog win in 60 rounds")
+
+
+def video_poker_win(app: Casino, sid: str, variant: str, lines: int) -> str:
+    for i in range(80):
+        dealt = app.vp_deal(f"{variant}-{i}", sid, variant, 10, 5, lines)
+        shown = dealt
+        if shown["status"] == "open":
+            shown = app.vp_act(f"{variant}-draw-{i}", sid, ["draw", dealt["view"]["recommended"]])
+        if shown["status"] == "open":
+            shown = app.vp_act(f"{variant}-collect-{i}", sid, ["collect"])
+        assert shown["status"] == "settled"
+        if shown["payout"]:
+            return str(shown["code"])
+    raise AssertionError(f"no {variant} win in 80 rounds")
+
+
+def rounds_log(store: Store) -> dict[str, Any]:
+    """A Red Dog, a 4-line and a multi-hand round with a win, for two players."""
+    app = store.open()
+    sid = open_session(app, "ann", buy_in=200_000)
+    other = open_session(app, "bob", buy_in=20_000)
+    codes = {
+        "red-dog": red_dog_win(app, sid),
+        "4-line": video_poker_win(app, sid, "jb-4line", 4),
+        "multi-hand": video_poker_win(app, sid, "jb-multi", 3),
+    }
+    app.red_dog_bet("bob-1", other, 100)  # left open (or settled at once: a pair)
+    pending = int(app.open_round(other) is not None)
+    app.close_session("close-ann", sid)
+    app.seal()
+    app.close()
+    return {"session": sid, "other": other, "codes": codes, "pending": pending}
+
+
+@pytest.fixture
+def log(store: Store) -> dict[str, Any]:
+    return rounds_log(store)
+
+
+def of_round(row: Row, doc: dict[str, Any], topic: str, code: str) -> bool:
+    return row.topic == topic and code in (doc.get("game_code"), doc.get("round_id"))
+
+
+def add_to_win(code: str, extra: int) -> Any:
+    def edit(row: Row, doc: dict[str, Any]) -> str:
+        if of_round(row, doc, contracts.SESSION_WIN_CREDITED, code):
+            doc["amount"] += extra
+            doc["movement"]["amount"] += extra
+        return KEEP
+
+    return edit
+
+
+def test_an_honest_log_of_rounds_re_executes_clean(store: Store, log: dict[str, Any]) -> None:
+    report = verify(store)
+    assert report.ok, report.findings
+    assert report.rounds is not None and report.rounds["rounds_reexecuted"] >= 3
+    # bob's round is open unless its first cards settled it: counted, not passed silently
+    assert report.rounds["rounds_pending"] == log["pending"]
+    assert verify(store, jobs=2).to_dict() == report.to_dict()
+
+
+@pytest.mark.requirement("GLI-19-DATA-INTEGRITY")
+@pytest.mark.parametrize("game", ["red-dog", "4-line", "multi-hand"])
+def test_a_forged_win_credit_re_signed_with_the_key_is_caught(
+    store: Store, log: dict[str, Any], game: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = log["codes"][game]
+    rewrite(store, add_to_win(code, FORGED))
+    report = verify(store)
+    # Everything a key can re-make verifies: the rows, the chains, checkpoints, books.
+    assert {f.check for f in report.findings} == {"reexec-amount"}, report.findings
+    (found,) = money(report)
+    assert found.game_code == code and found.kind == "win"
+    assert found.recorded == found.expected + FORGED and found.expected > 0
+    capsys.readouterr()
+    assert cli(store, "verify", "--pin", pin(store)) == 1
+    out = capsys.readouterr().out
+    assert code in out and str(found.recorded) in out and str(found.expected) in out
+    assert cli(store, "round", code) == 1
+
+
+def test_a_lowered_stake_debit_is_caught(store: Store, log: dict[str, Any]) -> None:
+    code = log["codes"]["red-dog"]
+
+    def edit(row: Row, doc: dict[str, Any]) -> str:
+        if of_round(row, doc, contracts.SESSION_STAKE_DEBITED, code):
+            doc["amount"] -= 40
+            doc["movement"]["amount"] -= 40
+        return KEEP
+
+    rewrite(store, edit)
+    found = money(verify(store))
+    assert [(f.game_code, f.kind, f.recorded, f.expected) for f in found] == [
+        (code, "stake", 60, 100)
+    ]
+
+
+def test_a_refund_added_to_a_round_that_was_not_voided_is_caught(
+    store: Store, log: dict[str, Any]
+) -> None:
+    code = log["codes"]["4-line"]
+
+    def edit(row: Row, doc: dict[str, Any]) -> str:
+        if of_round(row, doc, contracts.SESSION_WIN_CREDITED, code):
+            doc[TOPIC] = contracts.SESSION_REFUNDED  # the credit's money, now a refund
+        return KEEP
+
+    rewrite(store, edit)
+    found = {(f.kind, f.check) for f in money(verify(store)) if f.game_code == code}
+    assert ("refund", "reexec-amount") in found and ("win", "reexec-no-movement") in found
+
+
+def test_a_credit_moved_to_another_session_is_caught(store: Store, log: dict[str, Any]) -> None:
+    code, other = log["codes"]["multi-hand"], log["other"]
+
+    def edit(row: Row, doc: dict[str, Any]) -> str:
+        if of_round(row, doc, contracts.SESSION_WIN_CREDITED, code):
+            doc["movement"]["destination"] = f"session:{other}"
+            return str(other)
+        return KEEP
+
+    rewrite(store, edit)
+    report = verify(store)
+    found = money(report)
+    assert [f.check for f in found] == ["reexec-session"], report.findings
+    assert found[0].game_code == code and found[0].originator_id == other
+
+
+def test_a_settled_event_removed_with_its_credit_kept_is_caught(
+    store: Store, log: dict[str, Any]
+) -> None:
+    code = log["codes"]["red-dog"]
+    rid = _round_id(code)
+
+    def edit(row: Row, doc: dict[str, Any]) -> str:
+        return DROP if row.originator_id == rid and row.topic == contracts.ROUND_SETTLED else KEEP
+
+    rewrite(store, edit)
+    report = verify(store)
+    found = money(report)
+    assert {(f.game_code, f.kind, f.check) for f in found} == {(code, "win", "reexec-amount")}
+    assert found[0].expected == 0 and report.rounds is not None
+    assert report.rounds["rounds_pending"] == log["pending"] + 1
+
+
+def _round_id(code: str) -> str:
+    from ledger.rounds import round_id_for
+
+    return str(round_id_for(code))
+
+
+@pytest.mark.parametrize(("fixture", "rounds"), [("legacy-v01", 1), ("legacy_log_v1", 6)])
+def test_logs_written_by_older_code_and_rules_versions_re_execute_clean(
+    tmp_path: Path, fixture: str, rounds: int
+) -> None:
+    """Format 1 rows, session events that call the game code ``round_id``, video-poker
+    rounds of rules version ``1``: every settled round re-runs and its money matches."""
+    copy = tmp_path / fixture
+    shutil.copytree(FIXTURES / fixture, copy)
+    db = str(copy / "casino.sqlite")
+    report = verify_db(db, default_keys(db), jobs=1)
+    assert report.ok, report.findings
+    assert report.rounds is not None and report.rounds["rounds_reexecuted"] == rounds
