@@ -154,3 +154,32 @@ def test_proxies_match_addresses_and_networks() -> None:
     assert "not-an-address" not in proxies
     assert "1.1.1.1" in Proxies(["*"])
     assert "127.0.0.1" not in Proxies([])
+
+
+def _bad_tokens(base: str, count: int, forwarded: bool) -> list[int]:
+    statuses = []
+    with httpx.Client(base_url=base, timeout=30) as client:
+        for i in range(count):
+            headers = {"Authorization": f"Bearer bad-{i}"}
+            if forwarded:
+                headers["X-Forwarded-For"] = f"203.0.113.{i + 1}"
+            statuses.append(client.get("/v1/games", headers=headers).status_code)
+    return statuses
+
+
+def test_a_spoofed_forwarded_for_from_loopback_does_not_reset_a_limit(tmp_path: Path) -> None:
+    # The attack of issue 22: 40 bad tokens, then 40 more each naming a new client in
+    # X-Forwarded-For. No proxy is trusted (the default): the header is ignored.
+    with server(tmp_path) as (base, _, _):
+        first = _bad_tokens(base, 40, forwarded=False)
+        assert first[:20] == [401] * 20 and first[-1] == 429
+        spoofed = _bad_tokens(base, 40, forwarded=True)
+        assert spoofed.count(429) >= 38, spoofed  # still the loopback address's bucket
+
+
+def test_a_trusted_proxy_names_the_client(tmp_path: Path) -> None:
+    # The operator's proxy on loopback: its X-Forwarded-For is the client's address, each
+    # with a bucket of its own.
+    with server(tmp_path, CROUPIER_TRUSTED_PROXIES='["127.0.0.1"]') as (base, _, _):
+        _bad_tokens(base, 40, forwarded=False)
+        assert _bad_tokens(base, 40, forwarded=True) == [401] * 40
