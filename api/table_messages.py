@@ -36,6 +36,7 @@ from ledger.tables.table_round import TableRound, table_round_id_for
 ROUND_TYPES = {
     contracts.TABLE_ROUND_OPENED: "round-opened",
     contracts.TABLE_ROUND_BETTING_REOPENED: "betting-extended",
+    contracts.TABLE_ROUND_BETTING_WAITING: "betting-waiting",
     contracts.TABLE_ROUND_DEALT: "bets-closed",
     contracts.TABLE_ROUND_INSURANCE_CLOSED: "insurance-closed",
     contracts.TABLE_ROUND_STEP_CLOSED: "step-closed",
@@ -394,7 +395,12 @@ def round_data(kind: str, rnd: TableRound) -> dict[str, Any]:
         data.update(started_at=rnd.started_at, deadline=rnd.deadline)
         data.update(limits=rnd.config["limits"], chip=rnd.config["chip"])
     elif kind == "betting-extended":
+        # the timer starts again (a bet came while the round waited; in older logs, also
+        # every window nobody bet in): bets until this deadline
         data.update(deadline=rnd.deadline)
+    elif kind == "betting-waiting":
+        # the window closed with no bet: the round stays open for bets, with no deadline
+        data.update(at=rnd.waiting_since, deadline=None)
     elif kind == "bets-closed":
         data.update(at=at, seats=len(rnd.seats), player_cards=list(rnd.player_cards), up=rnd.up)
         data.update(window)

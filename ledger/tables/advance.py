@@ -2,9 +2,11 @@
 
 Each action checks that the table is where the action expects it (round number, phase,
 step) and that it is due, then makes one transition with the pure engine and records it:
-open a round (and a new shoe when the last one is done), deal, close the insurance window
-(the peek), close a step, play the dealer, settle a batch of seats (each with its
-session), finish the round (revealing the shoe's seed after the cut-card round). A stale
+open a round (and a new shoe when the last one is done), deal (or, when nobody bet, leave
+the round waiting for its first bet; start the timer again once one came), close the
+insurance window (the peek), close a step, play the dealer, settle a batch of seats (each
+with its session), finish the round (revealing the shoe's seed after the cut-card round).
+A stale
 or early action raises and writes nothing; the same action sent twice (two runners, a
 restart) is one request, answered from its record.
 """
@@ -70,6 +72,7 @@ class Runner(TableBase):
         if rnd.paused_at is not None:
             raise NotDue(f"table {cmd.table} is paused")
         handlers = {
+            "start": self._start_timer,
             "deal": self._deal,
             "insurance": self._insurance,
             "step": self._step,
@@ -182,20 +185,32 @@ class Runner(TableBase):
         key = {"insurance": "insurance_ms", "step": "step_ms"}.get(phase)
         return None if key is None else iso(at + timedelta(milliseconds=rnd.config[key]))
 
+    def _start_timer(
+        self, uow: UnitOfWork, table: Table, rnd: TableRound, cmd: tc.AdvanceTable, at: datetime
+    ) -> Result:
+        """A round waiting for its first bet got one: the betting timer starts again (a
+        full window from now, seed 002's TIMER, for the other players and the side bets)."""
+        if rnd.phase != "betting" or rnd.deadline is not None:
+            raise Stale(f"{rnd.code} is not waiting for a bet")
+        if not any(s.status == OPEN and s.main > 0 for s in self.seats_of(uow, rnd)):
+            raise NotDue(f"{rnd.code} is waiting for its first bet")
+        deadline = iso(at + timedelta(milliseconds=rnd.config["betting_ms"]))
+        rnd.betting_reopened(at=iso(at), deadline=deadline)
+        return {"round": rnd.number, "phase": rnd.phase, "deadline": deadline}
+
     def _deal(
         self, uow: UnitOfWork, table: Table, rnd: TableRound, cmd: tc.AdvanceTable, at: datetime
     ) -> Result:
-        if rnd.phase != "betting":
-            raise Stale(f"{rnd.code} is past betting")
+        if rnd.phase != "betting" or rnd.deadline is None:
+            raise Stale(f"{rnd.code} is past betting, or waiting for a bet")
         if not self._due(rnd, cmd, at):
             raise NotDue(f"the betting window of {rnd.code} is open")
         seated = [s for s in self.seats_of(uow, rnd) if s.status == OPEN and s.main > 0]
         if not seated:
-            # Nobody bet: open the window again; no card is used.
-            rnd.betting_reopened(
-                at=iso(at), deadline=iso(at + timedelta(milliseconds=rnd.config["betting_ms"]))
-            )
-            return {"round": rnd.number, "phase": rnd.phase, "seats": 0}
+            # Nobody bet: the round stays open for bets with no deadline and no card used;
+            # nothing more is written until a bet comes (then the runner's "start").
+            rnd.betting_waiting(at=iso(at))
+            return {"round": rnd.number, "phase": rnd.phase, "seats": 0, "waiting": True}
         states = self.states(rnd)
         base = states.shared
         seats = [seat_of(rnd, states.rules, s, states=states) for s in seated]

@@ -2,7 +2,8 @@
 
 Each one writes the player's own seat and game session, in one transaction (the unit of
 work's), and only reads the table round. Bets are accepted only while the betting window
-is open by the server's clock; decisions only for the step that is open now.
+is open by the server's clock (or while the round waits, with no deadline, for its first
+bet); decisions only for the step that is open now.
 """
 
 from __future__ import annotations
@@ -64,8 +65,9 @@ class Betting(TableBase):
             raise BettingClosed(f"no betting window is open at table {table}", table=table)
         if rnd.paused_at is not None:
             raise TablePaused(f"table {table} is paused", table=table)
-        assert rnd.deadline is not None
-        if self.clock() >= parse_time(rnd.deadline):
+        # No deadline: the window closed with no bet and the round waits for a first one
+        # (the runner then starts the timer again).
+        if rnd.deadline is not None and self.clock() >= parse_time(rnd.deadline):
             # seed 002: bets placed after the betting time are refused
             raise BettingClosed(
                 f"the betting window of {rnd.code} closed at {rnd.deadline}",
@@ -324,8 +326,8 @@ class Betting(TableBase):
         now = self.clock()
         if seat.connected != connected:
             seat.connection(connected=connected, at=now.isoformat(timespec="milliseconds"))
-        betting = (
-            rnd.phase == "betting" and rnd.deadline is not None and now < parse_time(rnd.deadline)
+        betting = rnd.phase == "betting" and (
+            rnd.deadline is None or now < parse_time(rnd.deadline)
         )
         if not connected and betting and seat.chips:
             # seed 002: disconnected before the betting time ends, the bets are returned

@@ -77,9 +77,10 @@ class VoidTableRound(Command):
 
 @dataclass(frozen=True)
 class AdvanceTable(Command):
-    """One step of the runner: ``action`` in open, deal, insurance, step, dealer,
-    settle-batch, settle; ``early`` closes a window before its deadline (allowed only
-    when every connected seat has decided)."""
+    """One step of the runner: ``action`` in open, start (the timer of a round that was
+    waiting for its first bet), deal, insurance, step, dealer, settle-batch, settle;
+    ``early`` closes a window before its deadline (allowed only when every connected seat
+    has decided)."""
 
     name: ClassVar[str] = "blackjack_advance"
     table: str

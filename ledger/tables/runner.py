@@ -3,7 +3,9 @@
 ``tick(now)`` looks at the table's log and sends, one after another, every action due at
 ``now`` (open a round, deal at the betting deadline, close the insurance window or a step
 at its deadline or as soon as every connected seat has decided, play the dealer, settle
-in batches, finish, open the next round), until nothing more is due. Its state is the log
+in batches, finish, open the next round), until nothing more is due. A betting window that
+closes with no bet leaves the round waiting for one with no deadline (one event), and
+nothing is written while nobody bets; the first bet starts the timer again. Its state is the log
 alone: a restarted runner continues where the log stands, with the same cards.
 
 Fence between two runners on one table: every action is a command whose request id names
@@ -25,6 +27,7 @@ from ledger.casino import Casino
 from ledger.errors import IdempotencyConflict
 from ledger.tables.base import NotDue, Stale, iso, parse_time
 from ledger.tables.commands import AdvanceTable
+from ledger.tables.compose import seat_openings
 from ledger.tables.seat import OPEN, TableSeat
 from ledger.tables.table import Table, table_id_for
 from ledger.tables.table_round import TableRound
@@ -37,6 +40,9 @@ class TableRunner:
         self.app = app
         self.table = table
         self.clock = clock
+        self._waiting: tuple[UUID, int, frozenset[UUID]] | None = None
+        """(round id, notification id read up to, its seats found so far) while the
+        current round waits for a first bet (:meth:`_someone_bet`)."""
 
     def _next(self, now: datetime) -> tuple[str, AdvanceTable] | None:
         table = self.app.find(Table, table_id_for(self.table))
@@ -54,6 +60,11 @@ class TableRunner:
         key = f"{rnd.number}:v{rnd.version}"
         grace = timedelta(milliseconds=rnd.config["grace_ms"])
         due = rnd.deadline is not None and now >= parse_time(rnd.deadline) + grace
+        if rnd.phase == "betting" and rnd.deadline is None:
+            # waiting for a first bet: nothing is written until one comes
+            if not self._someone_bet(rnd):
+                return None
+            return f"{key}:start", AdvanceTable(self.table, rnd.number, "start", 0, at)
         if rnd.phase == "betting":
             if not due:
                 return None
@@ -71,6 +82,29 @@ class TableRunner:
                 return f"{rnd.number}:settle-batch:{b}", cmd
             return f"{key}:settle", AdvanceTable(self.table, rnd.number, "settle", 0, at)
         return None
+
+    def _someone_bet(self, rnd: TableRound) -> bool:
+        """Whether a seat of this waiting round holds a main bet. Asked every tick while
+        the round waits, so it reads only the seat openings written since the last look
+        (the round's own, by the round id in the opening event) and loads only the
+        round's seats: an idle table costs a small query a tick, whatever else the log
+        holds."""
+        rid = str(rnd.id)
+        if self._waiting is None or self._waiting[0] != rnd.id:
+            self._waiting = (rnd.id, rnd.seats_from, frozenset())
+        _, after, seats = self._waiting
+        top = int(self.app.recorder.max_notification_id() or 0)
+        found = set(seats)
+        for note in seat_openings(self.app, after):
+            top = max(top, note.id)
+            if getattr(self.app.mapper.to_domain_event(note), "round_id", None) == rid:
+                found.add(UUID(str(note.originator_id)))
+        self._waiting = (rnd.id, top, frozenset(found))
+        for sid in found:
+            seat = self.app.find(TableSeat, sid)
+            if seat is not None and seat.status == OPEN and seat.main > 0:
+                return True
+        return False
 
     def _batch_due(self, rnd: TableRound) -> int | None:
         """The first settlement batch not yet settled. A batch settles in one transaction,

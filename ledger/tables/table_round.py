@@ -66,6 +66,8 @@ class TableRound(Aggregate):
         self.phase = "betting"
         self.step = 0
         self.deadline: str | None = deadline
+        self.waiting_since: str | None = None
+        """When the betting window closed with no bet (the round waits for one, no deadline)."""
         self.seats_from = seats_from
         self.seats: list[str] = []
         self.seated: frozenset[str] = frozenset()
@@ -101,10 +103,21 @@ class TableRound(Aggregate):
         """Whether the seat was dealt into this round."""
         return seat_id in self.seated
 
+    @event("BettingWaiting", topic=contracts.TABLE_ROUND_BETTING_WAITING)
+    def betting_waiting(self, at: str) -> None:
+        """No seat bet in the window: the round stays open for bets with no deadline, and
+        nothing more is written while nobody bets (an idle table writes nothing); the
+        first bet starts the timer again (:meth:`betting_reopened`)."""
+        self.deadline = None
+        self.waiting_since = at
+
     @event("BettingReopened", topic=contracts.TABLE_ROUND_BETTING_REOPENED)
     def betting_reopened(self, at: str, deadline: str) -> None:
-        """No seat bet in the window: the window opens again (no card is used)."""
+        """The betting timer starts again, closing at ``deadline``: once a seat has bet
+        in a round that was waiting for its first bet. (Logs written before idle rounds
+        waited hold one of these for every window nobody bet in; they replay the same.)"""
         self.deadline = deadline
+        self.waiting_since = None
 
     @event("Dealt", topic=contracts.TABLE_ROUND_DEALT)
     def dealt(

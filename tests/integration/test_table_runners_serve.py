@@ -43,7 +43,7 @@ def test_every_table_runs_also_one_created_while_serving(store: Store) -> None:
     ann = open_session(app, "ann")
     app.command("b1", tc.PlaceBet(ann, "T1", "main", 1_000))
     clock.advance(10_000)
-    assert runners.tick() >= 2  # T1 deals; T2 nobody bet: its window opens again
+    assert runners.tick() >= 2  # T1 deals; T2 nobody bet: it waits for a first bet
     # Round 1, the one ann bet in: a player blackjack settles it in this same tick and
     # the table's current round is then round 2 (the shoe is random).
     t1 = app.find(TableRound, table_round_id_for("T1", 1))

@@ -123,7 +123,7 @@ def test_a_stream_lost_before_the_betting_deadline_refunds_the_bets(store: Store
     kinds = [e.type for e in back]
     assert "connection" in kinds and "bets-cancelled" in kinds
     assert [e.data["balance"] for e in back if e.type == "balance"] == [20_000]
-    t.step(9_000)  # the deadline: nobody is left in, the window opens again
+    t.step(9_000)  # the deadline: nobody is left in, the round waits for a bet
     assert round_now(t).phase == "betting" and round_now(t).number == 1
 
 
