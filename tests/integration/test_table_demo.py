@@ -5,13 +5,20 @@ same tag replays the recorded answers and plays nothing new."""
 from __future__ import annotations
 
 import json
+from typing import Any
+
+import pytest
 
 from api import table_demo
 from audit_cli.main import main as audit_cli
+from games.blackjack import Shoe, shoe_from_seed
 from ledger.bootstrap import bootstrap
+from ledger.casino import Casino
+from ledger.tables import commands as tc
+from ledger.tables.table import check_config, rules_of
 from tests.conftest import Store
-from tests.helpers import raw_rows
-from tests.integration.table_helpers import FakeClock
+from tests.helpers import ChosenSeeds, raw_rows
+from tests.integration.table_helpers import ChosenShoes, FakeClock, seed_of
 
 
 def test_the_demo_seats_three_players_for_three_settled_rounds(sqlite_store: Store) -> None:
@@ -43,3 +50,73 @@ def test_the_demo_seats_three_players_for_three_settled_rounds(sqlite_store: Sto
     keys.write_text(json.dumps(app.keyring.public_document()))
     args = ["verify", "--db", sqlite_store.db, "--keys", str(keys), "--trust-local-keyring"]
     assert audit_cli([*args, "--balances"]) == 0
+
+
+def _demo_app(store: Store, clock: FakeClock, shoe: Shoe | None = None) -> Casino:
+    extra: dict[str, Any] = {}
+    if shoe is not None:
+        extra = {"shoe_maker": ChosenShoes(shoe), "seed_source": ChosenSeeds(seed_of(0))}
+    app = bootstrap(store.settings(), store.keyring, clock=clock, **extra)
+    store.apps.append(app)
+    return app
+
+
+def test_a_player_blackjack_asked_about_insurance_is_answered(sqlite_store: Store) -> None:
+    """A player blackjack against an ace: the seat's hands are all done (``active_hand``
+    is past the last one) and the insurance question is still open. The demo answered
+    from ``hands[active_hand]`` and failed with an IndexError (about one demo in 95: 3 rounds)."""
+    clock = FakeClock()
+    rules = rules_of(check_config(dict(table_demo.DEMO_CONFIG)))
+    rest = shoe_from_seed(rules, seed_of(7))
+    chosen = Shoe.of("As Ah Kd 5c").cards  # player A, up A, player K: blackjack; hole 5
+    shoe = Shoe(chosen + rest.cards, len(chosen) + len(rest.cards))
+    app = _demo_app(sqlite_store, clock, shoe)
+    out = table_demo.play(
+        app, "bj", "demo", sleep=lambda s: clock.advance(int(s * 1000)), clock=clock
+    )
+    first = out["rounds"][0]["seats"]
+    assert {s["status"] for s in first.values()} == {"settled"}
+    # each player's blackjack paid 3:2 on the main bet (no insurance taken)
+    assert all(s["bets"]["main"] == 200 for s in first.values())
+    assert first["bob"]["paid"] == 200 + 300
+
+
+class Stall:
+    """Wraps ``app.command``: before the ``nth`` command of type ``kind`` the machine
+    stalls for ``ms`` of the fake clock (a loaded machine between two demo commands)."""
+
+    def __init__(self, app: Casino, clock: FakeClock, kind: type[Any], nth: int, ms: int) -> None:
+        self.inner, self.clock, self.kind, self.nth, self.ms = app.command, clock, kind, nth, ms
+        self.seen = 0
+        app.command = self  # type: ignore[method-assign]
+
+    def __call__(self, request_id: str, cmd: Any) -> Any:
+        if isinstance(cmd, self.kind):
+            self.seen += 1
+            if self.seen == self.nth:
+                self.clock.advance(self.ms)
+        return self.inner(request_id, cmd)
+
+
+@pytest.mark.parametrize(
+    ("kind", "nth", "seated"),
+    [
+        (tc.PlaceBet, 1, 3),  # no bet had landed: the round waits, every bet is placed
+        (tc.PlaceBet, 2, 1),  # ann's had: the round is dealt without bob and cat
+        (tc.TableDecide, 1, 3),  # the step closed: the runner decides for that seat
+    ],
+)
+def test_the_demo_goes_on_when_a_window_closes_under_load(
+    sqlite_store: Store, kind: type[Any], nth: int, seated: int
+) -> None:
+    clock = FakeClock()
+    app = _demo_app(sqlite_store, clock)
+    Stall(app, clock, kind, nth, 5_000)
+    out = table_demo.play(
+        app, "slow", "demo", sleep=lambda s: clock.advance(int(s * 1000)), clock=clock
+    )
+    first = out["rounds"][0]["seats"]
+    assert sum(s["status"] == "settled" for s in first.values()) == seated
+    assert sum(s["status"] == "sat-out" for s in first.values()) == 3 - seated
+    for rnd in out["rounds"][1:]:
+        assert {s["status"] for s in rnd["seats"].values()} == {"settled"}
