@@ -150,19 +150,12 @@ def cmd_verify(args: argparse.Namespace, out: Console) -> int:
     summary.add_row("checkpoints", str(report.checkpoints))
     summary.add_row("covered by newest checkpoint", str(report.covered))
     summary.add_row("trust", report.trust)
-    counts = report.rounds
-    summary.add_row(
-        "rounds re-executed",
-        "- (--no-reexecute: money not compared with the rules)"
-        if counts is None
-        else f"{counts['rounds_reexecuted']} (pending, seed not yet revealed: "
-        f"{counts['rounds_pending']}); {counts['movements_compared']} movements compared",
-    )
     summary.add_row("genesis key", report.genesis_fingerprint or "- (no genesis: format 1 log)")
     summary.add_row(
         "key history",
         ", ".join(f"{k['kid']} from row {k['from_row']}" for k in report.key_history) or "-",
     )
+    summary.add_row("rounds re-executed", _rounds_line(report.rounds))
     out.print(summary)
     if unpinned:
         out.print(f"[yellow]warning[/yellow]: {unpinned}.", markup=True)
@@ -349,6 +342,21 @@ def cmd_round(args: argparse.Namespace, out: Console) -> int:
     for f in report.findings:
         out.print(f"[red]MISMATCH[/red] {escape(f.text())}", highlight=False)
     return EXIT_FINDINGS
+
+
+def _rounds_line(counts: dict[str, int] | None) -> str:
+    """What re-execution covered (``audit_cli.reexec``), for the summary."""
+    if counts is None:
+        return "- (--no-reexecute: the money was not compared with the rules)"
+    c = {"table_rounds_reexecuted": 0, "table_rounds_pending": 0, "table_rounds_shoe_live": 0}
+    c.update(counts)
+    return (
+        f"{c['rounds_reexecuted']} rounds and {c['table_rounds_reexecuted']} table rounds, "
+        f"{c['movements_compared']} movements compared; pending: {c['rounds_pending']} "
+        f"rounds (seed not yet revealed), {c['table_rounds_pending']} table rounds not "
+        f"ended, {c['table_rounds_shoe_live']} re-played from the cards shown (shoe live: "
+        "cards checked once its seed is revealed)"
+    )
 
 
 def _not_found(args: argparse.Namespace, out: Console) -> int:

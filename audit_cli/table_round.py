@@ -16,6 +16,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
@@ -61,13 +62,22 @@ def _step(row: Row) -> str:
 
 
 def _seat_plan(seat_id: str, rows: list[Row], automatic: dict[str, list[list[str]]]) -> Any:
+    return seat_plan(seat_id, [(_step(r), _doc(r)) for r in rows], automatic)
+
+
+def seat_plan(
+    seat_id: str,
+    events: list[tuple[str, dict[str, Any]]],
+    automatic: dict[str, list[list[str]]],
+) -> tuple[SeatPlan, dict[str, Any]]:
+    """A seat's recorded inputs as the engine's replay takes them (a decision the runner
+    overrode left out), and its recorded result."""
     chips: list[list[Any]] = []
     decisions: dict[int, str] = {}
     unfunded: set[int] = set()
     insurance = None
     result: dict[str, Any] = {}
-    for row in rows:
-        doc, step = _doc(row), _step(row)
+    for step, doc in events:
         if step == "bet-placed":
             chips.append([doc["bet"], doc["amount"]])
         elif step == "bet-undone" and chips:
@@ -93,6 +103,40 @@ def _seat_plan(seat_id: str, rows: list[Row], automatic: dict[str, list[list[str
     sides = {b: a for b, a in bets.items() if b != "main"}
     plan = SeatPlan(seat_id, bets.get("main", 0), sides, insurance, decisions, frozenset(unfunded))
     return plan, result
+
+
+def new_state() -> dict[str, Any]:
+    """What a table round's events say, before its first (``apply_event``)."""
+    return {
+        "seats": [],
+        "player_cards": [],
+        "up": None,
+        "hole": None,
+        "step_cards": [],
+        "draws": [],
+        "automatic": {},
+        "phase": "betting",
+    }
+
+
+def apply_event(state: dict[str, Any], step: str, doc: dict[str, Any]) -> None:
+    if step == "dealt":
+        state.update(seats=doc["seats"], player_cards=doc["player_cards"], up=doc["up"])
+    elif step == "insurance-closed":
+        state["automatic"]["0"] = doc["automatic"]
+        state["hole"] = doc["hole"]
+    elif step == "step-closed":
+        state["automatic"][str(doc["closed"])] = doc["automatic"]
+        if doc["card"] is not None:
+            state["step_cards"].append(doc["card"])
+    elif step == "dealer-played":
+        state.update(hole=doc["hole"], draws=doc["draws"])
+    if "phase" in doc:
+        state["phase"] = doc["phase"]
+    if step == "settled":
+        state["phase"] = "settled"
+    if step == "voided":
+        state["phase"] = "voided"
 
 
 def check_table_round(
@@ -131,19 +175,12 @@ def check_table_round(
         report.signatures_checked = True
         # The trust rows give the log id every signature binds and the keys the log names.
         learned = trust_candidates(rows)
-        for f in verify(sorted(mine), public_keys, jobs=1, learned=learned).findings:
+        for f in verify(
+            sorted(mine), public_keys, jobs=1, learned=learned, reexecute=False
+        ).findings:
             if f.check in ROW_CHECKS:
                 report.findings.append(RoundFinding("row", f.version or 0, f.check, f.message))
-    state: dict[str, Any] = {
-        "seats": [],
-        "player_cards": [],
-        "up": None,
-        "hole": None,
-        "step_cards": [],
-        "draws": [],
-        "automatic": {},
-        "phase": "betting",
-    }
+    state = new_state()
     for row in round_rows:
         doc, step = _doc(row), _step(row)
         report.steps.append(
@@ -170,23 +207,7 @@ def check_table_round(
                 },
             }
         )
-        if step == "dealt":
-            state.update(seats=doc["seats"], player_cards=doc["player_cards"], up=doc["up"])
-        elif step == "insurance-closed":
-            state["automatic"]["0"] = doc["automatic"]
-            state["hole"] = doc["hole"]
-        elif step == "step-closed":
-            state["automatic"][str(doc["closed"])] = doc["automatic"]
-            if doc["card"] is not None:
-                state["step_cards"].append(doc["card"])
-        elif step == "dealer-played":
-            state.update(hole=doc["hole"], draws=doc["draws"])
-        if "phase" in doc:
-            state["phase"] = doc["phase"]
-        if step == "settled":
-            state["phase"] = "settled"
-        if step == "voided":
-            state["phase"] = "voided"
+        apply_event(state, step, doc)
     report.status = state["phase"]
     report.steps.insert(
         0,
@@ -222,7 +243,7 @@ def check_table_round(
         results[sid] = result
     replay = None
     if state["player_cards"] and state["phase"] != "voided":
-        replay = _replay(report, rules, shoe if shoe is not None else _shown(state, s), s, plans)
+        replay = _replay(report, rules, shoe if shoe is not None else shown(state, s), s, plans)
     if shoe is not None and state["player_cards"]:
         _compare_cards(report, state, shoe, s, replay)
     if replay is not None and (shoe is not None or state["phase"] == "settled"):
@@ -243,10 +264,44 @@ def check_table_round(
                 )
     if session is not None:
         report.seat = _seat_view(report, rows, rid, session, seat_rows, state, replay)
+    _money(report, code, sorted(mine), rows)
     return report
 
 
-def _shown(state: dict[str, Any], start: int) -> list[Card]:
+def _money(report: TableRoundReport, code: str, mine: list[Row], rows: list[Row]) -> None:
+    """Every seat's recorded hands, stakes and payouts and the round's totals against the
+    engine, and every seat's money on its session, as ``verify`` re-executes them
+    (:mod:`audit_cli.reexec_table`)."""
+    from audit_cli.reexec import MONEY_TOPICS, move_of
+    from audit_cli.reexec_table import Tables
+
+    tables = Tables()
+    accounts: dict[str, str] = {}
+    moves = []
+    for row in mine:
+        doc = _doc(row)
+        if doc:
+            tables.fact((row.notification_id, row.originator_id, row.version, row.topic, doc))
+    for row in rows:
+        if row.topic == contracts.SESSION_OPENED:
+            account = _doc(row).get("account_id")
+            if isinstance(account, dict):
+                account = account.get("_data_")
+            accounts[row.originator_id] = str(UUID(str(account))) if account else ""
+        elif row.topic in MONEY_TOPICS:
+            move = move_of(row, _doc(row))
+            if move is not None and move.code == code:
+                moves.append(move)
+    expects, findings = tables.finish()
+    seats = expects.get(code)
+    findings = [*findings, *tables.compare(code, seats, moves, accounts)]
+    for f in findings:
+        report.findings.append(
+            RoundFinding("money", f.version or 0, str(getattr(f, "kind", "")), f.message)
+        )
+
+
+def shown(state: dict[str, Any], start: int) -> list[Card]:
     """The shoe as far as the round has shown it: the positions from ``start`` are the
     first player card, the up card, the second player card, the hole card, each step's
     card, then the dealer's draws (the engine's dealing order)."""

@@ -16,14 +16,18 @@ from audit_cli.checker import Report
 from audit_cli.main import main as audit_main
 from audit_cli.reexec import MoneyFinding
 from audit_cli.rounds import default_keys
-from audit_cli.rows import Row
+from audit_cli.rows import Row, read_rows
 from audit_cli.verify import verify_db
 from ledger import contracts
 from ledger.casino import Casino
 from ledger.keys import fingerprint
 from tests.conftest import Store
 from tests.helpers import open_session
-from tests.integration.forge import DROP, KEEP, TOPIC, rewrite
+from tests.integration.forge import DROP, KEEP, TOPIC, payload, rewrite
+from tests.integration.table_helpers import Live
+from tests.integration.test_http_e2e import OPERATOR
+from tests.integration.test_table_shoe import ONE_DECK, POLICY, play_a_round
+from tests.seamless_support import seamless
 
 FORGED = 1_000
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -99,9 +103,10 @@ def of_round(row: Row, doc: dict[str, Any], topic: str, code: str) -> bool:
     return row.topic == topic and code in (doc.get("game_code"), doc.get("round_id"))
 
 
-def add_to_win(code: str, extra: int) -> Any:
+def add_to_win(code: str, extra: int, session: str | None = None) -> Any:
     def edit(row: Row, doc: dict[str, Any]) -> str:
-        if of_round(row, doc, contracts.SESSION_WIN_CREDITED, code):
+        mine = session is None or row.originator_id == session
+        if mine and of_round(row, doc, contracts.SESSION_WIN_CREDITED, code):
             doc["amount"] += extra
             doc["movement"]["amount"] += extra
         return KEEP
@@ -220,3 +225,163 @@ def test_logs_written_by_older_code_and_rules_versions_re_execute_clean(
     report = verify_db(db, default_keys(db), jobs=1)
     assert report.ok, report.findings
     assert report.rounds is not None and report.rounds["rounds_reexecuted"] == rounds
+
+
+# -- live blackjack tables --------------------------------------------------------------
+
+
+def table_log(store: Store, rounds: int | None) -> tuple[Live, dict[str, str], list[Any]]:
+    """Rounds at a live table on a real one-deck shoe: ``rounds`` of them (the shoe stays
+    live) or, None, until the cut card (the shoe's seed is then revealed)."""
+    live = Live(store, config=ONE_DECK)
+    sessions = {name: live.player(name, 50_000) for name in POLICY}
+    live.tick()
+    played: list[Any] = []
+    while (rounds is None and (not played or played[-1].next_start is not None)) or (
+        rounds is not None and len(played) < rounds
+    ):
+        played.append(play_a_round(live, sessions, len(played) + 1))
+        assert len(played) < 30
+    live.app.seal()
+    return live, sessions, played
+
+
+def table_win(store: Store, played: list[Any]) -> tuple[str, str]:
+    """(game code, session) of a seat whose round credited it a win."""
+    for row in read_rows(store.db):
+        if row.topic == contracts.SESSION_WIN_CREDITED:
+            doc = payload(row)
+            if doc["game_code"] in {r.code for r in played}:
+                return str(doc["game_code"]), row.originator_id
+    raise AssertionError("no table win")
+
+
+def test_an_honest_live_shoe_re_executes_clean_from_the_cards_shown(store: Store) -> None:
+    table_log(store, 3)
+    report = verify(store)
+    assert report.ok, report.findings
+    assert report.rounds is not None
+    assert report.rounds["table_rounds_reexecuted"] == 3
+    assert report.rounds["table_rounds_shoe_live"] == 3  # cards checked once revealed
+
+
+def test_an_honest_revealed_shoe_re_executes_clean_and_its_cards_are_checked(
+    sqlite_store: Store,
+) -> None:
+    _, _, played = table_log(sqlite_store, None)
+    report = verify(sqlite_store, jobs=2)
+    assert report.ok, report.findings
+    assert report.rounds is not None
+    assert report.rounds["table_rounds_cards_checked"] == len(played) >= 3
+    assert report.rounds["table_rounds_shoe_live"] == 0
+
+
+@pytest.mark.requirement("GLI-19-DATA-INTEGRITY")
+def test_a_forged_table_win_credit_re_signed_with_the_key_is_caught(
+    store: Store, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, _, played = table_log(store, 3)
+    code, session = table_win(store, played)
+    rewrite(store, add_to_win(code, FORGED, session))
+    report = verify(store)
+    assert {f.check for f in report.findings} == {"reexec-amount"}, report.findings
+    (found,) = money(report)
+    assert (found.game_code, found.kind, found.session_id) == (code, "win", session)
+    assert found.recorded == found.expected + FORGED
+    capsys.readouterr()
+    assert cli(store, "verify", "--pin", pin(store)) == 1
+    out = capsys.readouterr().out
+    assert code in out and str(found.recorded) in out and str(found.expected) in out
+    assert cli(store, "round", code) == 1
+    assert cli(store, "round", code, "--session", session) == 1
+
+
+def test_two_seats_results_swapped_with_equal_payouts_fail_round_without_session(
+    store: Store, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two seats' recorded results exchanged (the money untouched, each seat's payout the
+    same): ``round`` compares every seat's hands and stakes with the engine."""
+    _, _, played = table_log(store, 3)
+    results: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for row in read_rows(store.db):
+        if row.topic == contracts.SEAT_SETTLED:
+            doc = payload(row)
+            results.setdefault(doc["result"]["returned"], []).append((row.originator_id, doc))
+    pair = next(
+        (seats[0], seats[1])
+        for seats in results.values()
+        if len(seats) >= 2 and seats[0][1]["result"] != seats[1][1]["result"]
+    )
+    swap = {pair[0][0]: pair[1][1]["result"], pair[1][0]: pair[0][1]["result"]}
+
+    def edit(row: Row, doc: dict[str, Any]) -> str:
+        if row.topic == contracts.SEAT_SETTLED and row.originator_id in swap:
+            doc["result"] = swap[row.originator_id]
+        return KEEP
+
+    rewrite(store, edit)
+    code = next(r.code for r in played if _seat_in(store, r, pair[0][0]))
+    assert cli(store, "round", code) == 1
+    assert "hands" in capsys.readouterr().out
+    assert {f.check for f in verify(store).findings} == {"reexec-table"}
+
+
+def _seat_in(store: Store, rnd: Any, seat: str) -> bool:
+    return seat in rnd.seats
+
+
+# -- voided and seamless rounds: no false alarm --------------------------------------------
+
+
+def test_voided_rounds_re_execute_clean_on_the_session_and_on_the_account(store: Store) -> None:
+    """A settled win voided (stakes refunded, win reversed on the session), a round voided
+    while open, and a round voided after its session closed (on the account)."""
+    app = store.open()
+    sid = open_session(app, "ann", buy_in=200_000)
+    won = red_dog_win(app, sid)
+    app.void_round("void-won", won, "malfunction", "I-1")
+    for i in range(40):
+        opened = app.red_dog_bet(f"open-{i}", sid, 100)
+        if opened["status"] == "open":
+            app.red_dog_raise(f"raise-{i}", sid, 100)
+            app.void_round("void-open", opened["code"], "malfunction", "I-2")
+            break
+    else:
+        raise AssertionError("no Red Dog round left open in 40")
+    later = video_poker_win(app, sid, "jb-4line", 4)
+    app.close_session("close", sid)
+    app.void_round("void-closed", later, "malfunction", "I-3")
+    app.seal()
+    report = verify(store)
+    assert report.ok, report.findings
+    assert report.rounds is not None and report.rounds["rounds_reexecuted"] >= 3
+
+
+def test_seamless_rounds_re_execute_clean(tmp_path: Path) -> None:
+    """Seamless sessions: the stakes and wins move between the operator's wallet and the
+    house, a void rolls back every debit; each is compared like a transfer session's."""
+    with seamless(tmp_path) as s:
+        sid, token = s.open("sam", 100_000)
+        codes = set()
+        for _ in range(6):
+            doc = s.post(f"/v1/sessions/{sid}/red-dog/bet", {"bet": 200}, token).json()
+            if doc["status"] == "open":
+                doc = s.post(f"/v1/sessions/{sid}/red-dog/raise", {"amount": 200}, token).json()
+            codes.add(doc["code"])
+        deal = {"variant": "jb-4line", "coin_value": 10, "coins": 5, "lines": 4}
+        doc = s.post(f"/v1/sessions/{sid}/video-poker/deal", deal, token).json()
+        codes.add(doc["code"])
+        s.post(f"/v1/sessions/{sid}/video-poker/draw", {}, token)
+        s.post(f"/v1/sessions/{sid}/video-poker/collect", None, token)
+        while True:  # a void rolls back every debit at the wallet
+            doc = s.post(f"/v1/sessions/{sid}/red-dog/bet", {"bet": 300}, token).json()
+            if doc["status"] == "open":
+                void = {"reason": "malfunction", "incident_id": "I-9"}
+                assert s.post(f"/v1/rounds/{doc['code']}/void", void, OPERATOR).status_code == 200
+                break
+        s.deliver()
+        s.casino.seal()
+        db = str(s.data_dir / "casino.sqlite")
+        report = verify_db(db, default_keys(db), jobs=1)
+    assert report.ok, report.findings
+    assert report.rounds is not None and report.rounds["rounds_reexecuted"] >= len(codes) + 1
