@@ -28,6 +28,7 @@ from api import (
     logs,
     metrics,
     operator,
+    play,
     reports,
     seamless,
     spectators,
@@ -149,6 +150,7 @@ def create_app(
     app.include_router(table_operator.operator_router)
     app.include_router(table_operator.auditor_router)
     app.include_router(viewer.page_router)
+    app.include_router(play.router)
     app.include_router(table_stream.router)
     app.include_router(seamless.router)
 
