@@ -43,10 +43,12 @@ from api.catalogue import catalogue
 from api.health import Health
 from api.health import health as sealer_health
 from api.limits import Guard
+from api.position import Position
 from api.table_runners import TableRunners, ensure_default_table
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.contracts import SignificantKind
+from ledger.readside.runner import Runner
 from ledger.settings import Settings
 from ledger.significant import server_event
 
@@ -82,6 +84,10 @@ def create_app(
         if app.state.casino is None:
             owned = await to_thread.run_sync(bootstrap, settings)
             owned.sealer.start(settings.checkpoint_interval_seconds)
+            # The read side's views follow the log in the background (ledger.readside).
+            views = Runner(owned.readside, settings.readside_poll_seconds)
+            views.start()
+            owned.on_close.insert(0, views.stop)
             await to_thread.run_sync(server_event, owned, SignificantKind.SERVER_STARTED)
             print(
                 "log genesis key (auditors pin it: audit-cli verify --pin …): "
@@ -161,6 +167,7 @@ def create_app(
         owned: Casino | None = app.state.casino
         return sealer_health(None if owned is None else owned.sealer)
 
+    app.add_middleware(Position, state=app.state)  # X-Log-Position on command answers
     # Outermost: authentication, rate and size limits before any body is read.
     app.add_middleware(
         Guard,
@@ -179,7 +186,7 @@ def create_app(
             allow_origins=settings.cors_allowed_origins,
             allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "Last-Event-ID"],
-            expose_headers=["Retry-After", "X-Croupier-Cell"],
+            expose_headers=["Retry-After", "X-Croupier-Cell", "X-Log-Position"],
             max_age=600,
         )
     metrics.install(app)  # GET /metrics, and the HTTP metrics outside everything else

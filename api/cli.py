@@ -12,6 +12,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from api.projections_cli import add_projections
 from cells.cli import add_cells
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
@@ -365,6 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
     sv.set_defaults(func=cmd_serve)
     add_wallet_sim(sub)
     add_cells(sub)
+    add_projections(sub)
     db = sub.add_parser("db", help="database administration (PostgreSQL)")
     dbsub = db.add_subparsers(dest="db_command", required=True)
     di = dbsub.add_parser(

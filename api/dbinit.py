@@ -11,7 +11,10 @@ its append-only triggers and the insert-lock function, and grants the applicatio
   notification id sequence;
 - ``EXECUTE`` on ``croupier_lock_events()``, the owner's SECURITY DEFINER function that
   takes the recorder's EXCLUSIVE insert lock (``LOCK TABLE`` in that mode would need
-  UPDATE, DELETE or TRUNCATE).
+  UPDATE, DELETE or TRUNCATE);
+- ``SELECT``, ``INSERT``, ``UPDATE`` and ``DELETE`` on the read side's view tables and
+  their tracking table (:mod:`ledger.readside`): caches of the log the server keeps up to
+  date and a rebuild empties, checked against the log by ``croupier projections check``.
 
 The application role owns nothing, so it can neither UPDATE, DELETE or TRUNCATE rows nor
 disable or drop the triggers. Then run ``croupier serve`` as that role with
@@ -23,6 +26,7 @@ from __future__ import annotations
 from eventsourcing.postgres import PostgresDatastore
 from psycopg.sql import SQL, Identifier
 
+from ledger.readside import views
 from ledger.settings import APP_NAME, postgres_env
 from ledger.snapshots import AppendOnlyPostgresSnapshotRecorder
 from ledger.store import LOCK_FUNCTION, AppendOnlyPostgresRecorder, postgres_snapshots
@@ -72,6 +76,20 @@ def init_db(owner_url: str, app_role: str) -> dict[str, str]:
                 curs.execute(
                     statement.format(
                         s=s, t=t, role=role, seq=seq, lock=Identifier(LOCK_FUNCTION), snaps=snaps
+                    )
+                )
+        # The read side's views (ledger.readside): the application role writes them (they
+        # are caches of the log, rebuilt from it), and their tracking table.
+        tables = []
+        for view in views(datastore, EVENTS_TABLE):
+            view.create_tables()
+            tables += [*view.table_names.values(), view.tracking_table]
+        with datastore.transaction(commit=True) as curs:
+            for name in dict.fromkeys(tables):
+                schema_name, table_name = name.split(".", 1)
+                curs.execute(
+                    SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {s}.{t} TO {role}").format(
+                        s=Identifier(schema_name), t=Identifier(table_name), role=role
                     )
                 )
     finally:

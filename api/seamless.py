@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from api import auth
 from api.common import ERRORS, IdempotencyKey, casino
 from ledger.casino import Casino
-from ledger.seamless.book import Entry, listing, totals
+from ledger.readside.wallet import page
+from ledger.seamless.book import Entry, totals
 from ledger.seamless.commands import OpenSeamlessSession
 from ledger.seamless.errors import NoSeamlessWallet, WalletRefused, WalletUnavailable
 from wallet import client as wallet_client
@@ -77,6 +78,7 @@ class WalletTransactions(BaseModel):
     transactions: list[WalletTransaction]  # type: ignore[valid-type]
     totals: dict[str, Any] = Field(description="per round and per player, over this page")
     next_after: int | None = Field(description="pass as `after` for the next page; null: done")
+    position: int = Field(description="the log position (notification id) this page reflects")
 
 
 def _wallet(app: Casino, operator: str) -> wallet_client.WalletClient:
@@ -136,13 +138,24 @@ def wallet_transactions(
     end: Annotated[str | None, Query(alias="to", max_length=40)] = None,
     after: Annotated[int, Query(ge=0, le=2**62, description="seq of the last one seen")] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    at_least: Annotated[
+        int | None,
+        Query(
+            ge=0,
+            le=2**62,
+            description="answer from the log at this position or later (a command's "
+            "X-Log-Position); default: the log's head when the request arrives",
+        ),
+    ] = None,
 ) -> WalletTransactions:
     """Reconciliation: every transaction croupier sent to the wallet with its state, oldest
-    first, with totals per round and per player (``audit-cli wallet reconcile``)."""
-    found = listing(app, operator, start, end, after, limit + 1)
-    page, more = found[:limit], len(found) > limit
+    first, with totals per round and per player (``audit-cli wallet reconcile``); read
+    from the wallet view (:mod:`ledger.readside.wallet`)."""
+    found, position = page(app, operator, start, end, after, limit + 1, at_least)
+    shown, more = found[:limit], len(found) > limit
     return WalletTransactions(
-        transactions=[WalletTransaction.model_validate(e.to_dict()) for e in page],
-        totals=totals(page),
-        next_after=page[-1].seq if more and page else None,
+        transactions=[WalletTransaction.model_validate(e.to_dict()) for e in shown],
+        totals=totals(shown),
+        next_after=shown[-1].seq if more and shown else None,
+        position=position,
     )

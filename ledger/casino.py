@@ -53,6 +53,7 @@ from ledger.group_commit import Check, Pending, fresh_copy, run_batch
 from ledger.handlers import AnyHandler, Handlers
 from ledger.keys import Keyring
 from ledger.projections import History
+from ledger.readside import ReadSide
 from ledger.requests import (
     Request,
     body_digest,
@@ -107,6 +108,9 @@ class Casino(Application[UUID]):
         self.fallbacks = 0  # batches run again command by command (a collision)
         self.snapshotter: Snapshotter | None = None  # composed by bootstrap()
         self._unsnapshotted_types: dict[type[Any], bool] = {}
+        self.position = 0
+        """The newest notification id this process wrote: a command's answer is at or
+        before it once the command returns (read-your-writes: ``ReadSide.ready``)."""
         self.commit_observers: list[Callable[[int], None]] = []
         """Called after each commit with the newest notification id saved (the live
         tables' stream feeds wake on it instead of waiting for their next poll)."""
@@ -116,8 +120,11 @@ class Casino(Application[UUID]):
             # create the tables ("database is locked"): take turns on a lock file.
             with _file_lock(Path(env["SQLITE_DBNAME"]).with_suffix(".lock")):
                 super().__init__(env=env)
+                self.readside = ReadSide(self, create_tables=self.settings.create_tables)
         else:
             super().__init__(env=env)
+            with _schema_lock(self):
+                self.readside = ReadSide(self, create_tables=self.settings.create_tables)
         bound_waits(getattr(self.factory, "datastore", None), self.settings.store_timeout_seconds)
         self.sealer = Sealer(self)
         # Key history: genesis, rotations; refuses to start on a keyring the log disagrees with.
@@ -164,8 +171,9 @@ class Casino(Application[UUID]):
         return recordings
 
     def _notify(self, recordings: list[Recording[UUID]]) -> None:
-        if recordings and self.commit_observers:
+        if recordings:
             newest = max(r.notification.id for r in recordings)
+            self.position = max(self.position, newest)
             for observer in list(self.commit_observers):
                 observer(newest)
 
@@ -536,6 +544,23 @@ class _Collected(ProcessingEvent[UUID]):
             else:
                 super().collect_events(obj)
         self.saved_kwargs.update(kwargs)
+
+
+@contextmanager
+def _schema_lock(app: Application[UUID]) -> Iterator[None]:
+    """Processes starting together on one PostgreSQL schema take turns creating tables
+    (the recorder's own lock, ``ledger.store.AppendOnlyPostgresRecorder.create_table``)."""
+    datastore = getattr(app.factory, "datastore", None)
+    if not hasattr(datastore, "get_connection"):
+        yield
+        return
+    assert datastore is not None
+    with datastore.get_connection() as conn:
+        conn.execute("SELECT pg_advisory_lock(hashtext('croupier-create-schema'))")
+        try:
+            yield
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(hashtext('croupier-create-schema'))")
 
 
 @contextmanager

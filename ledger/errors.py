@@ -94,6 +94,13 @@ class StorageUnavailable(LedgerError):
     code = "storage-unavailable"
 
 
+class PositionNotReached(LedgerError):
+    """A read asked for a log position (``at_least``) the log has not reached within the
+    wait: nothing is answered from a view older than asked; retry later."""
+
+    code = "position-not-reached"
+
+
 class AutoCompletionFailed(LedgerError):
     """A round's default actions did not end it: a game bug, never a player's fault."""
 

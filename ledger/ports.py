@@ -36,6 +36,9 @@ class LogApp(Protocol):
     def events(self) -> EventStore[UUID]: ...
 
     key_history: Any
+    readside: Any
+    """The application's views (a ``ledger.readside.ReadSide``; typed loosely because the
+    read side imports this port)."""
     """The log's key history (a ``ledger.trust.KeyHistory``; typed loosely because trust
     imports this port)."""
 

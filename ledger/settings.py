@@ -60,6 +60,9 @@ class Settings(BaseSettings):
     """Commands between automatic checkpoints."""
     checkpoint_interval_seconds: float = 1.0
     """Checkpoint timer while ``croupier serve`` runs."""
+    readside_poll_seconds: float = 0.1
+    """How often the read side's runner looks for other workers' writes (this worker's
+    own commits wake it at once); the views' lag behind the log is about this under load."""
     create_tables: bool = True
     """``false`` when the schema was made by ``croupier db init`` (the application role owns
     nothing)."""

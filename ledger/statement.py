@@ -9,63 +9,22 @@ rebuilt balances. A player's money sits in the account and in the player's game 
 the account's alone (the live balance of ``GET /v1/accounts/{player}`` once every session
 is closed) and ``session_balance`` the balance of the session a stake or win moved.
 
-The book is fed rows in notification order, from the raw log (``audit-cli statement``) or
-from the application's store (:func:`statements`, for the HTTP API). The application keeps
-no statement in memory: each query reads the log again into a book that follows only the
-asked player and keeps only the lines asked for (memory stays bounded however long the
-server runs, and the lines are those of the log as it is now, whichever worker wrote it).
+The book is fed rows in notification order from the raw log (``audit-cli statement``, and
+``croupier projections check`` through the view's fold). The HTTP API and
+:func:`statements` read the statement view (:mod:`ledger.readside.statement`), which
+folds the log with the same rules into tables: a page costs what it returns, and the
+application keeps no statement in memory.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from ledger.casino import Casino
+from ledger.statement_lines import ACCOUNT_OPENED, KINDS, Line
 
-ACCOUNT_OPENED = "croupier/account/opened@1"
-
-KINDS = {
-    "deposited": "deposit",
-    "withdrawn": "withdrawal",
-    "session-funded": "buy-in",
-    "session-returned": "session-return",
-    "stake-debited": "stake",
-    "win-credited": "win",
-    "refunded": "refund",
-    "round-refunded": "refund",
-    "win-reversed": "reversal",
-    "round-win-reversed": "reversal",
-}
-"""Movement event -> statement kind; an event not listed (a future game's bet type) keeps
-its own name, so no movement is ever left out."""
-
-
-@dataclass(frozen=True)
-class Line:
-    """One movement of the player's money, with the balances right after it."""
-
-    seq: int
-    """The event's notification id: the cursor of the statement's pages."""
-    time: str
-    kind: str
-    ledger: str
-    """``account`` or ``session``: the ledger whose event recorded the movement."""
-    session_id: str | None
-    round_code: str | None
-    amount: int
-    """Signed change of that ledger (minor units)."""
-    currency: str
-    balance: int
-    """The player's money after the movement: account plus sessions."""
-    account_balance: int
-    session_balance: int | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+__all__ = ["ACCOUNT_OPENED", "KINDS", "Line", "StatementBook", "Statements", "statements"]
 
 
 def _time(doc: dict[str, Any]) -> str:
@@ -180,29 +139,4 @@ class StatementBook:
         return {n: self._balance[n] for n in self._ledgers.get(player, [])}
 
 
-class Statements:
-    """The statements of one application, read from its store at every query."""
-
-    def __init__(self, app: Casino) -> None:
-        self.app = app
-
-    def _read(self, player: str, after: int = 0, limit: int | None = None) -> StatementBook:
-        from ledger.checkpoints import feed_opened
-
-        book = StatementBook(player, after, limit)
-        book.last_seq = feed_opened(self.app, 0, book.feed_payload, wants=book.wants)
-        return book
-
-    def lines(self, player: str, after: int = 0, limit: int | None = None) -> list[Line]:
-        """The player's lines after cursor ``after`` (a ``seq``), oldest first; the log is
-        read only as far as the last line asked for."""
-        return self._read(player, after, limit).lines(player)
-
-    def balances(self, player: str) -> dict[str, int]:
-        """Every ledger of the player (account and sessions) with its balance now."""
-        return self._read(player, 2**62).balances(player)
-
-
-def statements(app: Casino) -> Statements:
-    """The application's statements, read from its log as it is now."""
-    return Statements(app)
+from ledger.readside.statement import Statements, statements  # noqa: E402  # the views

@@ -6,7 +6,8 @@ reconcile``) or from the application's store: nothing about the wallet is kept a
 but in the log. A running application keeps in memory only what is open (debits without
 an outcome, credits and rollbacks not yet delivered: bounded by the work in flight, not by
 the history), followed from the log by :func:`open_items` for the outbox and the gate;
-the reconciliation reads the log again at each query (:func:`listing`, one page kept).
+the reconciliation's pages are read from the wallet view (:func:`listing`,
+:mod:`ledger.readside.wallet`), which folds the log with this book's rules.
 """
 
 from __future__ import annotations
@@ -16,82 +17,16 @@ import threading
 import weakref
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from ledger import contracts
+from ledger.seamless.entries import TOPICS, Entry, State, _instant, _time, in_range
 
 if TYPE_CHECKING:
     from ledger.ports import LogApp
 
-TOPICS = (
-    contracts.SESSION_OPENED,
-    contracts.SESSION_STAKE_INTENDED,
-    contracts.SESSION_STAKE_RESOLVED,
-    contracts.SESSION_WALLET_CALL_QUEUED,
-    contracts.WALLET_DELIVERED,
-)
-
-
-class State:
-    """A transaction's state in the reconciliation (wire format of the report)."""
-
-    PENDING_OUTCOME = "pending-outcome"  # a debit sent (or about to be), no outcome yet
-    ACCEPTED = "accepted"  # a debit accepted, or a credit acknowledged
-    REFUSED = "refused"  # a debit the wallet refused: nothing taken
-    UNKNOWN = "unknown"  # a debit without a trustworthy answer (its rollback follows)
-    ROLLED_BACK = "rolled-back"  # a debit whose rollback the wallet acknowledged
-    ROLLBACK_PENDING = "rollback-pending"  # a debit whose rollback awaits delivery
-    PENDING_DELIVERY = "pending-delivery"  # a credit or rollback not yet acknowledged
-    REJECTED = "rejected"  # a credit or rollback the wallet refused for good: a person
-
-
-@dataclass
-class Entry:
-    seq: int
-    time: str
-    transaction_id: str
-    call: str
-    operator: str
-    session_id: str
-    player_token: str
-    game_code: str
-    stage: str
-    amount: int
-    currency: str
-    reference_transaction_id: str | None
-    state: str
-    cause: str | None = None
-    attempts: int | None = None
-    outcome: str | None = None  # a debit's outcome as recorded (accepted, refused, unknown)
-    transaction: dict[str, Any] = field(default_factory=dict, repr=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        doc = asdict(self)
-        doc.pop("transaction")
-        return doc
-
-
-def _instant(text: str) -> datetime:
-    when = datetime.fromisoformat(text)
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
-
-
-def in_range(time: str, start: str | None, end: str | None) -> bool:
-    when = _instant(time)
-    if start is not None and when < _instant(start):
-        return False
-    if end is not None:
-        last = _instant(end)
-        return when < last + timedelta(days=1) if len(end) == 10 else when <= last
-    return True
-
-
-def _time(doc: dict[str, Any]) -> str:
-    ts = doc.get("timestamp")
-    return str(ts.get("_data_") if isinstance(ts, dict) else ts)
+__all__ = ["TOPICS", "Entry", "State", "WalletBook", "_instant", "in_range", "listing"]
 
 
 class WalletBook:
@@ -362,23 +297,12 @@ def listing(
     end: str | None = None,
     after: int = 0,
     limit: int | None = None,
+    at_least: int | None = None,
 ) -> list[Entry]:
-    """One page of the reconciliation (:meth:`WalletBook.listed`), read from the log now:
-    only the page's transactions are kept while the log is read."""
-    from ledger.checkpoints import feed_opened
-
-    taken = 0
-
-    def keep(e: Entry) -> bool:
-        nonlocal taken
-        if (limit is not None and taken >= limit) or not _listed(e, operator, start, end, after):
-            return False
-        taken += 1
-        return True
-
-    book = _book(app, keep=keep)
-    feed_opened(app, 0, book.feed_payload, TOPICS)
-    return book.listed(operator, start, end, after)
+    """One page of the reconciliation (:meth:`WalletBook.listed`), read from the wallet
+    view (:mod:`ledger.readside.wallet`) brought to ``at_least`` (the log's head when
+    None): a page costs what it returns."""
+    return page(app, operator, start, end, after, limit, at_least)[0]
 
 
 def wallet_book(app: LogApp) -> WalletBook:
@@ -389,3 +313,6 @@ def wallet_book(app: LogApp) -> WalletBook:
     book = _book(app)
     book.last_seq = feed_opened(app, 0, book.feed_payload, TOPICS)
     return book
+
+
+from ledger.readside.wallet import page  # noqa: E402  # the view reads these entries

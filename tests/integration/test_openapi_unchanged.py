@@ -50,6 +50,9 @@ INTENDED.update(json.loads((FIXTURE.parent / "openapi_issue29.json").read_text()
 # Issue 24 added the table chat (post, moderation, the operator's chat log) and spectators
 # (the operator's spectator token, the watch view), with their models.
 INTENDED.update(json.loads((FIXTURE.parent / "openapi_issue24.json").read_text()))
+# Issue 25: the read side's answers say the log position they reflect and take `at_least`
+# (the statement, the wallet transactions); GET /v1/accounts/{player}/balances.
+INTENDED.update(json.loads((FIXTURE.parent / "openapi_issue25.json").read_text()))
 
 
 def current() -> dict[str, Any]:

@@ -1,0 +1,76 @@
+"""The read side: projections of the signed log into view tables, kept with tracking.
+
+One :class:`ReadSide` per application holds its projections (statement, wallet book,
+daily totals). Queries read only the views; each says the log position it reflects, and
+can ask for a position first (:meth:`ReadSide.ready`): the view is caught up to it by the
+reader itself if the background runner (:mod:`ledger.readside.runner`) has not got there
+yet, so a read never waits on a thread that may not run (a CLI, a test), and a process's
+reads see its own writes. Design and figures: docs/read-models.md.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from ledger.errors import PositionNotReached
+from ledger.readside.projection import Projection, Projector
+from ledger.readside.view import View
+
+if TYPE_CHECKING:
+    from ledger.ports import LogApp
+
+
+def projectors() -> list[Projector]:
+    from ledger.readside.statement import StatementProjector
+    from ledger.readside.totals import TotalsProjector
+    from ledger.readside.wallet import WalletProjector
+
+    return [StatementProjector(), WalletProjector(), TotalsProjector()]
+
+
+def views(datastore: Any, events_table: str) -> list[View]:
+    """The views of every projection on a datastore (``croupier db init`` creates them)."""
+    return [View(datastore, events_table, p.name, p.tables) for p in projectors()]
+
+
+class ReadSide:
+    """The application's projections, by name."""
+
+    def __init__(self, app: LogApp, *, create_tables: bool = True) -> None:
+        self.app = app
+        self.projections = {p.name: Projection(app, p) for p in projectors()}
+        if create_tables:
+            self.create_tables()
+
+    def create_tables(self) -> None:
+        for p in self.projections.values():
+            p.view.create_tables()
+
+    def __getitem__(self, name: str) -> Projection:
+        return self.projections[name]
+
+    def ready(self, name: str, at_least: int | None = None, wait: float = 5.0) -> int:
+        """The view ``name`` brought to at least ``at_least`` (the log's head now when
+        None); the position it reflects. A position the log has not reached yet is
+        waited for up to ``wait`` seconds, then :class:`PositionNotReached`."""
+        p = self.projections[name]
+        position = p.position()
+        if at_least is not None and position >= at_least:
+            return position
+        position = p.catch_up(at_least)
+        deadline = time.monotonic() + wait
+        while at_least is not None and position < at_least:
+            if time.monotonic() > deadline:
+                raise PositionNotReached(
+                    f"the log has not reached position {at_least} (the {name} view is at "
+                    f"{position})",
+                    position=position,
+                )
+            time.sleep(0.02)
+            position = p.catch_up(at_least)
+        return position
+
+    def catch_up(self) -> int:
+        """Every view brought to the log's head; the lowest position reached."""
+        return min(p.catch_up() for p in self.projections.values())

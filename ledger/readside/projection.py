@@ -1,0 +1,238 @@
+"""A projection of the signed log into a view, kept with tracking; and its check.
+
+:class:`Projector` says what a projection folds (its tables, the events it wants, how one
+event changes the rows); :class:`Projection` runs it against one application's log:
+
+- :meth:`Projection.step` reads the next events after the view's position (verifying
+  each one it opens, as every read of the application does), folds them and writes the
+  changed rows with the new position in one transaction (:mod:`ledger.readside.view`);
+- :meth:`Projection.catch_up` steps until the view reflects a given position (the log's
+  head by default): any process may call it; the tracking row decides who applies what;
+- :meth:`Projection.rebuild` empties the view and folds the whole log again (on a running
+  server: readers catch up, writers never wait on it for more than a batch);
+- :meth:`Projection.check` folds the whole log in memory up to the view's position and
+  reports every row that differs from the view's.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from eventsourcing.persistence import IntegrityError, OperationalError
+
+from ledger.readside.view import Key, Memory, Moved, Row, Rows, Table, View
+
+if TYPE_CHECKING:
+    from ledger.ports import LogApp
+
+BATCH = 500
+"""Events read per step (and at most applied per transaction)."""
+
+
+class Store:
+    """What a fold reads and writes: :class:`~ledger.readside.view.Rows` or
+    :class:`~ledger.readside.view.Memory`."""
+
+    def get(self, table: Table, key: Key) -> Row | None: ...  # pragma: no cover
+
+    def put(self, table: Table, row: Row) -> None: ...  # pragma: no cover
+
+    def insert(self, table: Table, row: Row) -> None: ...  # pragma: no cover
+
+
+class Projector(ABC):
+    """What one projection folds."""
+
+    name: str
+    tables: tuple[Table, ...]
+    topics: tuple[str, ...] = ()
+    """When set, only events of these topics are read from the log."""
+
+    def wants(self, topic: str, state: bytes) -> bool:
+        """Whether a stored event may change the view (asked before it is opened: an
+        event passed over is neither verified nor decoded)."""
+        return True
+
+    @abstractmethod
+    def apply(
+        self, rows: Any, seq: int, originator_id: str, topic: str, doc: dict[str, Any]
+    ) -> None:
+        """Fold one event (``doc``: its payload) into ``rows``."""
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One row where the view and the log disagree."""
+
+    projection: str
+    table: str
+    key: list[Any]
+    view: dict[str, Any] | None
+    """The view's row (None: missing from the view)."""
+    log: dict[str, Any] | None
+    """What the log implies (None: the view holds a row the log does not)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Checked:
+    projection: str
+    position: int
+    rows: int
+    differences: list[Difference]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "projection": self.projection,
+            "position": self.position,
+            "rows": self.rows,
+            "differences": [d.to_dict() for d in self.differences],
+        }
+
+
+class Projection:
+    """One projector kept up to date from one application's log."""
+
+    def __init__(self, app: LogApp, projector: Projector, cache_rows: int = 100_000) -> None:
+        self.app = app
+        self.projector = projector
+        datastore = getattr(app, "factory").datastore  # noqa: B009  # Application's factory
+        events_table = getattr(app.recorder, "events_table_name", "stored_events")
+        self.view = View(datastore, events_table, projector.name, projector.tables)
+        self.rows = Rows(self.view, cache_rows)
+        self.lock = threading.Lock()  # one batch at a time in this process
+        self.applied = 0  # events folded by this process (the benchmarks read it)
+
+    @property
+    def name(self) -> str:
+        return self.projector.name
+
+    def position(self) -> int:
+        return self.view.position()
+
+    def head(self) -> int:
+        return int(self.app.recorder.max_notification_id() or 0)
+
+    # -- keeping up ----------------------------------------------------------------------
+
+    def _read(self, after: int, head: int) -> tuple[int, list[tuple[int, str, str, Any]]]:
+        """The events after ``after`` (at most :data:`BATCH`, none after ``head``) that
+        the projector wants, opened; and the position reading them reaches."""
+        notes = self.app.recorder.select_notifications(
+            start=after + 1,
+            limit=BATCH,
+            stop=head,
+            topics=self.projector.topics,
+            inclusive_of_start=True,
+        )
+        end = notes[-1].id if len(notes) == BATCH else head
+        wanted = []
+        for note in notes:
+            if not self.projector.wants(note.topic, note.state):
+                continue
+            _plain, env, _hash = self.app.mapper.open(note)  # type: ignore[attr-defined]
+            try:
+                doc = json.loads(env.payload)
+            except ValueError:
+                continue
+            if isinstance(doc, dict):
+                wanted.append((note.id, str(note.originator_id), note.topic, doc))
+        return end, wanted
+
+    def step(self, head: int | None = None) -> int:
+        """Apply the next batch; the view's position after it."""
+        with self.lock:
+            return self._step(head)
+
+    def _step(self, head: int | None) -> int:
+        start = self.view.position()
+        head = self.head() if head is None else head
+        if start >= head:
+            return start
+        end, events = self._read(start, head)
+        try:
+            with self.view.transaction() as c:
+                if self.view.lock(c) != start:
+                    raise Moved
+                self.rows.begin(c, start)
+                for seq, oid, topic, doc in events:
+                    self.projector.apply(self.rows, seq, oid, topic, doc)
+                self.rows.flush()
+                self.view.track(c, end)
+        except (Moved, IntegrityError, OperationalError):
+            # Another process moved the view (or a rebuild reset it) since it was read:
+            # nothing of this batch was written; the next step starts from the view.
+            self.rows.abandon()
+            return self.view.position()
+        except BaseException:
+            self.rows.abandon()
+            raise
+        self.rows.committed(end)
+        self.applied += len(events)
+        return end
+
+    def catch_up(self, until: int | None = None) -> int:
+        """Step until the view reflects ``until`` (the log's head now by default); the
+        position reached (at least ``until``, unless the log is not there yet)."""
+        head = self.head()
+        target = head if until is None else min(until, head)
+        position = self.view.position()
+        while position < target:
+            position = self.step(head)
+        return position
+
+    # -- trust ---------------------------------------------------------------------------
+
+    def rebuild(self) -> int:
+        """Empty the view and fold the log again up to its head; the position reached."""
+        with self.lock:
+            with self.view.transaction() as c:
+                self.view.lock(c)
+                self.view.reset(c)
+            self.rows.abandon()
+        return self.catch_up()
+
+    def fold(self, until: int) -> Memory:
+        """The view as the log up to ``until`` implies it, folded in memory."""
+        memory = Memory()
+        after = 0
+        while after < until:
+            after, events = self._read(after, until)
+            for seq, oid, topic, doc in events:
+                self.projector.apply(memory, seq, oid, topic, doc)
+        return memory
+
+    def check(self) -> Checked:
+        """Every row of the view compared with what the signed log implies at the view's
+        position (read in one snapshot of the view)."""
+        with self.view.snapshot() as c:
+            position = self.view.position(c)
+            held = {t.name: self.view.select(c, t) for t in self.view.tables}
+        expected = self.fold(position)
+        differences: list[Difference] = []
+        count = 0
+        for table in self.view.tables:
+            implied = expected.tables.get(table.name, {})
+            rows = {table.key_of(r): r for r in held[table.name]}
+            count += len(rows)
+            for key in sorted(set(rows) | set(implied), key=_order):
+                have, want = rows.get(key), implied.get(key)
+                if have != want:
+                    differences.append(Difference(self.name, table.name, list(key), have, want))
+        return Checked(self.name, position, count, differences)
+
+
+def _order(key: Key) -> tuple[str, ...]:
+    return tuple(str(k) for k in key)
+
+
+def catch_up_all(projections: Sequence[Projection], until: int | None = None) -> int:
+    """Every projection caught up; the lowest position reached."""
+    return min((p.catch_up(until) for p in projections), default=0)

@@ -1,0 +1,65 @@
+"""The read side's runner: a thread that keeps every view close behind the log.
+
+Asynchronous, with a bounded lag: a command's commit wakes it at once (this process's
+writes), and it looks for other workers' writes every ``poll`` seconds; each pass applies
+everything up to the log's head, :data:`ledger.readside.projection.BATCH` events a
+transaction. The command path never waits on it (a command costs the same with or
+without views); a read that needs a newer position catches the view up itself
+(:meth:`ledger.readside.ReadSide.ready`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from ledger.readside import ReadSide
+
+log = logging.getLogger("croupier.readside")
+
+
+class Runner:
+    def __init__(self, readside: ReadSide, poll: float = 0.1) -> None:
+        self.readside = readside
+        self.poll = poll
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.passes = 0
+        self.last_error: str | None = None
+
+    def wake(self, _position: int = 0) -> None:
+        self._wake.set()
+
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        observers = getattr(self.readside.app, "commit_observers", None)
+        if observers is not None:
+            observers.append(self.wake)
+        self._thread = threading.Thread(target=self._run, name="croupier-readside", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.clear()
+            try:
+                self.readside.catch_up()
+                self.passes += 1
+                self.last_error = None
+            except Exception as e:  # the store away, a tampered row: say so, try again
+                if self.last_error != repr(e):
+                    log.error("read side: %r", e)
+                self.last_error = repr(e)
+                self._stop.wait(1.0)
+            self._wake.wait(self.poll)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
+        observers = getattr(self.readside.app, "commit_observers", None)
+        if observers is not None and self.wake in observers:
+            observers.remove(self.wake)

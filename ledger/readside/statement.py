@@ -1,0 +1,214 @@
+"""The statement projection: every player's statement lines, ledgers and balances.
+
+The fold of :class:`ledger.statement.StatementBook` kept in three tables instead of in
+memory, line for line the same (the book stays what ``audit-cli statement`` reads the raw
+log with; tests hold the two equal):
+
+- ``ledgers``: each ledger a player owns (``account:<id>``, ``session:<id>``) with its
+  balance, the player, and the order it became theirs;
+- ``players``: each player's money (account plus sessions) and the accounts' part of it;
+- ``lines``: one row per movement of a player's money, with the balances right after it
+  (the statement's page is a range of this table's primary key).
+
+Only movements that touch a ledger a player owns change anything (as in the book): the
+house's and the wallets' ledgers are never a player's and are not kept.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ledger.readside.projection import Projector
+
+if TYPE_CHECKING:
+    from ledger.ports import LogApp
+from ledger.readside.view import INT, TEXT, Table
+from ledger.statement_lines import ACCOUNT_OPENED, KINDS, Line
+
+LEDGERS = Table(
+    "ledgers",
+    (
+        ("ledger", TEXT),
+        ("player", TEXT),
+        ("balance", INT),
+        ("owned", INT),
+        ("ord", INT),
+        ("position", INT),
+    ),
+    ("ledger",),
+    indexes=(("player", "owned", "ord"),),
+)
+PLAYERS = Table(
+    "players",
+    (("player", TEXT), ("balance", INT), ("account_balance", INT), ("position", INT)),
+    ("player",),
+)
+LINES = Table(
+    "lines",
+    (
+        ("player", TEXT),
+        ("seq", INT),
+        ("time", TEXT),
+        ("kind", TEXT),
+        ("ledger", TEXT),
+        ("session_id", TEXT),
+        ("round_code", TEXT),
+        ("amount", INT),
+        ("currency", TEXT),
+        ("balance", INT),
+        ("account_balance", INT),
+        ("session_balance", INT),
+        ("position", INT),
+    ),
+    ("player", "seq"),
+    append_only=True,
+)
+LINE_FIELDS = tuple(n for n, _ in LINES.columns if n not in ("player", "position"))
+
+
+def _time(doc: dict[str, Any]) -> str:
+    ts = doc.get("timestamp")
+    return str(ts.get("_data_") if isinstance(ts, dict) else ts)
+
+
+class StatementProjector(Projector):
+    name = "statement"
+    tables = (LEDGERS, PLAYERS, LINES)
+
+    def wants(self, topic: str, state: bytes) -> bool:
+        return topic == ACCOUNT_OPENED or b'"movement"' in state
+
+    def apply(
+        self, rows: Any, seq: int, originator_id: str, topic: str, doc: dict[str, Any]
+    ) -> None:
+        if topic == ACCOUNT_OPENED and isinstance(doc.get("player_id"), str):
+            self._own(rows, f"account:{originator_id}", doc["player_id"], seq, 0)
+            return
+        mv = doc.get("movement")
+        if not isinstance(mv, dict):
+            return
+        src, dst, amount = str(mv.get("source")), str(mv.get("destination")), mv.get("amount")
+        if type(amount) is not int:
+            return
+        owners = [rows.get(LEDGERS, (n,)) for n in (src, dst)]
+        player = next((o["player"] for o in owners if o is not None), None)
+        if player is None:
+            return
+        for idx, name in enumerate((src, dst)):  # a buy-in makes the new session the player's
+            if name.startswith("session:") and rows.get(LEDGERS, (name,)) is None:
+                self._own(rows, name, player, seq, idx)
+        self._move(rows, src, -amount, seq)
+        self._move(rows, dst, amount, seq)
+        ledger = "account" if topic.startswith("croupier/account/") else "session"
+        own = f"{ledger}:{originator_id}"
+        session = next((n for n in (own, src, dst) if n.startswith("session:")), None)
+        event = topic.rsplit("/", 1)[-1].split("@")[0]
+        # Session events name the round by game_code since class_version 2 (round_id before).
+        code = doc.get("round_code") or doc.get("game_code") or doc.get("round_id")
+        totals = rows.get(PLAYERS, (player,)) or _player(player, seq)
+        held = rows.get(LEDGERS, (session,)) if session else None
+        rows.insert(
+            LINES,
+            {
+                "player": player,
+                "seq": seq,
+                "time": _time(doc),
+                "kind": KINDS.get(event, event),
+                "ledger": ledger,
+                "session_id": session.split(":", 1)[1] if session else None,
+                "round_code": str(code) if code else None,
+                "amount": amount if dst == own else -amount,
+                "currency": str(mv.get("currency")),
+                "balance": totals["balance"],
+                "account_balance": totals["account_balance"],
+                "session_balance": (held["balance"] if held else 0) if session else None,
+                "position": seq,
+            },
+        )
+
+    def _own(self, rows: Any, ledger: str, player: str, seq: int, idx: int) -> None:
+        rows.put(
+            LEDGERS,
+            {
+                "ledger": ledger,
+                "player": player,
+                "balance": 0,
+                "owned": seq,
+                "ord": idx,
+                "position": seq,
+            },
+        )
+        if rows.get(PLAYERS, (player,)) is None:
+            rows.put(PLAYERS, _player(player, seq))
+
+    def _move(self, rows: Any, ledger: str, amount: int, seq: int) -> None:
+        row = rows.get(LEDGERS, (ledger,))
+        if row is None:
+            return  # nobody's ledger (the house, a wallet): not kept
+        row["balance"] += amount
+        row["position"] = seq
+        rows.put(LEDGERS, row)
+        totals = rows.get(PLAYERS, (row["player"],)) or _player(row["player"], seq)
+        totals["balance"] += amount
+        if ledger.startswith("account:"):
+            totals["account_balance"] += amount
+        totals["position"] = seq
+        rows.put(PLAYERS, totals)
+
+
+def _player(player: str, seq: int) -> dict[str, Any]:
+    return {"player": player, "balance": 0, "account_balance": 0, "position": seq}
+
+
+def line_of(row: dict[str, Any]) -> Line:
+    return Line(**{k: row[k] for k in LINE_FIELDS})
+
+
+class Statements:
+    """The statements of one application, read from its statement view
+    (:mod:`ledger.readside.statement`): a page costs what it returns.
+
+    ``at_least``: the log position the answer must reflect (a command's ``position``);
+    None: the log's head when asked. :attr:`position` is the position the last answer
+    reflects."""
+
+    def __init__(self, app: LogApp, at_least: int | None = None) -> None:
+        self.app = app
+        self.at_least = at_least
+        self.position = 0
+
+    def _view(self) -> Any:
+        if not self.position:  # brought up to date once per Statements
+            self.position = self.app.readside.ready("statement", self.at_least)
+        return self.app.readside["statement"].view
+
+    def lines(self, player: str, after: int = 0, limit: int | None = None) -> list[Line]:
+        """The player's lines after cursor ``after`` (a ``seq``), oldest first."""
+        view = self._view()
+        tail = "ORDER BY seq" + ("" if limit is None else f" LIMIT {int(limit)}")
+        with view.transaction(commit=False) as c:
+            rows = view.select(c, LINES, "player = ? AND seq > ?", (player, after), tail)
+        return [line_of(r) for r in rows]
+
+    def balances(self, player: str) -> dict[str, int]:
+        """Every ledger of the player (account and sessions) with its balance now."""
+        view = self._view()
+        with view.transaction(commit=False) as c:
+            rows = view.select(c, LEDGERS, "player = ?", (player,), "ORDER BY owned, ord")
+        return {r["ledger"]: r["balance"] for r in rows}
+
+    def totals(self, player: str) -> dict[str, int] | None:
+        """The player's money (``balance``: account plus sessions) and the accounts' part
+        (``account_balance``), or None for a player the view does not know."""
+        view = self._view()
+        with view.transaction(commit=False) as c:
+            found = view.get(c, PLAYERS, (player,))
+        if found is None:
+            return None
+        return {"balance": found["balance"], "account_balance": found["account_balance"]}
+
+
+def statements(app: LogApp, at_least: int | None = None) -> Statements:
+    """The application's statements, from its statement view brought to ``at_least``
+    (the log's head when None)."""
+    return Statements(app, at_least)

@@ -1,0 +1,335 @@
+"""A projection's tables beside the event store, and its tracking record.
+
+A view is the library's tracking recorder (``eventsourcing.sqlite.SQLiteTrackingRecorder``
+or ``eventsourcing.postgres.PostgresTrackingRecorder``) on the application's own datastore
+(the same database, the same connection pool), with the projection's tables added to the
+tables it creates. Every batch the projection applies is one transaction that writes its
+rows and the tracking record (the library's ``_insert_tracking``: it refuses a position
+that does not advance), so a crash leaves either the whole batch or none of it, and no
+event is applied twice.
+
+The batch transaction first locks the projection's tracking row and checks it still holds
+the position the batch was read from (another worker may have moved it, or a rebuild
+reset it): a batch is applied only on top of exactly the rows it was computed against.
+
+Rows are plain dicts of column -> int | str | None; every table has a ``position`` column:
+the notification id of the last event that wrote the row.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from eventsourcing.persistence import Tracking
+from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
+from eventsourcing.sqlite import SQLiteDatastore, SQLiteTrackingRecorder
+from psycopg.sql import SQL
+
+Row = dict[str, Any]
+Key = tuple[Any, ...]
+
+INT, TEXT = "int", "text"
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table of a view: ``columns`` as (name, INT or TEXT), ``key`` its primary key."""
+
+    name: str
+    columns: tuple[tuple[str, str], ...]
+    key: tuple[str, ...]
+    append_only: bool = False
+    """Rows are only ever inserted (never read back by the projection): not cached."""
+    indexes: tuple[tuple[str, ...], ...] = ()
+    """Secondary indexes (the queries' orders)."""
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c for c, _ in self.columns)
+
+    def key_of(self, row: Row) -> Key:
+        return tuple(row[k] for k in self.key)
+
+
+class Moved(Exception):
+    """The tracking row no longer holds the position a batch was read from."""
+
+
+def _prefix(events_table: str) -> str:
+    return events_table.removesuffix("_events")
+
+
+class View:
+    """The tables of one projection in the application's database, and its tracking row
+    (named ``tracking_name`` in the tracking table)."""
+
+    def __init__(
+        self, datastore: Any, events_table: str, name: str, tables: Sequence[Table]
+    ) -> None:
+        self.name = name
+        base = _prefix(events_table)
+        self.tracking_name = f"{base}:{name}"
+        self.tables = list(tables)
+        self.table_names = {t.name: f"{base}_view_{name}_{t.name}" for t in tables}
+        self.postgres = isinstance(datastore, PostgresDatastore)
+        if self.postgres:
+            self.schema = datastore.schema
+            self.tracking_table = f"{self.schema}.{base}_tracking"
+            self.recorder: Any = PostgresTrackingRecorder(
+                datastore, tracking_table_name=f"{base}_tracking"
+            )
+            self.table_names = {k: f"{self.schema}.{v}" for k, v in self.table_names.items()}
+        else:
+            assert isinstance(datastore, SQLiteDatastore)
+            self.tracking_table = "tracking"  # the library's name on SQLite
+            self.recorder = SQLiteTrackingRecorder(datastore)
+        self.datastore = datastore
+
+    # -- schema ------------------------------------------------------------------------
+
+    def create_statements(self) -> list[str]:
+        out = []
+        for t in self.tables:
+            cols = ", ".join(f"{c} {'BIGINT' if kind == INT else 'TEXT'}" for c, kind in t.columns)
+            out.append(
+                f"CREATE TABLE IF NOT EXISTS {self.table_names[t.name]} "
+                f"({cols}, PRIMARY KEY ({', '.join(t.key)}))"
+            )
+            table = self.table_names[t.name]
+            for columns in t.indexes:
+                index = f"{table.rsplit('.', 1)[-1]}_by_{'_'.join(columns)}"
+                out.append(f"CREATE INDEX IF NOT EXISTS {index} ON {table} ({', '.join(columns)})")
+        return out
+
+    def create_tables(self) -> None:
+        """The library's tracking table, this view's tables, and its tracking row at 0."""
+        self.recorder.create_table()
+        with self.transaction() as c:
+            for statement in self.create_statements():
+                self.execute(c, statement)
+            self.execute(
+                c,
+                f"INSERT INTO {self.tracking_table} (application_name, notification_id) "
+                "VALUES (?, 0) ON CONFLICT (application_name) DO NOTHING",
+                (self.tracking_name,),
+            )
+
+    # -- SQL on either store -----------------------------------------------------------
+
+    def sql(self, text: str) -> Any:
+        return SQL(text.replace("?", "%s")) if self.postgres else text
+
+    def execute(self, c: Any, text: str, params: Sequence[Any] = ()) -> None:
+        c.execute(self.sql(text), tuple(params))
+
+    def executemany(self, c: Any, text: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            c.executemany(self.sql(text), [tuple(r) for r in rows])
+
+    @contextmanager
+    def transaction(self, *, commit: bool = True) -> Iterator[Any]:
+        with self.datastore.transaction(commit=commit) as c:
+            yield c
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Any]:
+        """A read transaction that sees one state of the database throughout (WAL
+        snapshot on SQLite; REPEATABLE READ on PostgreSQL)."""
+        with self.datastore.transaction(commit=False) as c:
+            if self.postgres:
+                c.execute(SQL("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"))
+            yield c
+
+    # -- tracking ----------------------------------------------------------------------
+
+    def position(self, c: Any | None = None) -> int:
+        """How far the view has read the log (0: nothing yet)."""
+        if c is None:
+            with self.transaction(commit=False) as c2:
+                return self.position(c2)
+        self.execute(
+            c,
+            f"SELECT notification_id FROM {self.tracking_table} WHERE application_name = ?",
+            (self.tracking_name,),
+        )
+        row = c.fetchone()
+        return 0 if row is None else int(row["notification_id"])
+
+    def lock(self, c: Any) -> int:
+        """Take the tracking row for this transaction (other writers of this view wait)
+        and return the position it holds."""
+        if self.postgres:
+            self.execute(
+                c,
+                f"SELECT notification_id FROM {self.tracking_table} "
+                "WHERE application_name = ? FOR UPDATE",
+                (self.tracking_name,),
+            )
+            row = c.fetchone()
+            return 0 if row is None else int(row["notification_id"])
+        # SQLite: a write first takes the database's write lock for the transaction.
+        self.execute(
+            c,
+            f"UPDATE {self.tracking_table} SET notification_id = notification_id "
+            "WHERE application_name = ?",
+            (self.tracking_name,),
+        )
+        return self.position(c)
+
+    def track(self, c: Any, position: int) -> None:
+        """The library's tracking record, in the batch's transaction."""
+        self.recorder._insert_tracking(c, Tracking(self.tracking_name, position))
+
+    def reset(self, c: Any) -> None:
+        """Every row gone and the position back to 0 (a rebuild starts here)."""
+        for t in self.tables:
+            self.execute(c, f"DELETE FROM {self.table_names[t.name]}")
+        self.execute(
+            c,
+            f"UPDATE {self.tracking_table} SET notification_id = 0 WHERE application_name = ?",
+            (self.tracking_name,),
+        )
+
+    # -- rows --------------------------------------------------------------------------
+
+    def get(self, c: Any, table: Table, key: Key) -> Row | None:
+        where = " AND ".join(f"{k} = ?" for k in table.key)
+        self.execute(
+            c,
+            f"SELECT {', '.join(table.names)} FROM {self.table_names[table.name]} WHERE {where}",
+            key,
+        )
+        row = c.fetchone()
+        return None if row is None else {n: row[n] for n in table.names}
+
+    def select(
+        self, c: Any, table: Table, where: str = "", params: Sequence[Any] = (), tail: str = ""
+    ) -> list[Row]:
+        text = f"SELECT {', '.join(table.names)} FROM {self.table_names[table.name]}"
+        if where:
+            text += f" WHERE {where}"
+        self.execute(c, f"{text} {tail}", params)
+        return [{n: r[n] for n in table.names} for r in c.fetchall()]
+
+    def write(self, c: Any, table: Table, rows: Sequence[Row], *, insert_only: bool) -> None:
+        names = table.names
+        marks = ", ".join("?" for _ in names)
+        text = f"INSERT INTO {self.table_names[table.name]} ({', '.join(names)}) VALUES ({marks})"
+        if not insert_only:
+            sets = ", ".join(f"{n} = excluded.{n}" for n in names if n not in table.key)
+            text += f" ON CONFLICT ({', '.join(table.key)}) DO UPDATE SET {sets}"
+        self.executemany(c, text, [[r[n] for n in names] for r in rows])
+
+    def remove(self, c: Any, table: Table, keys: Sequence[Key]) -> None:
+        where = " AND ".join(f"{k} = ?" for k in table.key)
+        self.executemany(c, f"DELETE FROM {self.table_names[table.name]} WHERE {where}", keys)
+
+    def table(self, name: str) -> Table:
+        return next(t for t in self.tables if t.name == name)
+
+
+class Rows:
+    """The rows a batch reads and writes: read through to the view on a miss, kept (at
+    most ``size`` of them, least recently used out first) across batches while this
+    process is the only writer of the view (the position it last wrote is still the
+    view's). ``complete``: every row is held (a view built from empty by this process,
+    nothing evicted yet), so a miss is a row that does not exist."""
+
+    def __init__(self, view: View, size: int = 100_000) -> None:
+        self.view = view
+        self.size = size
+        self.position = -1
+        self.complete = False
+        self.cache: OrderedDict[tuple[str, Key], Row | None] = OrderedDict()
+        self.dirty: dict[tuple[str, Key], Row | None] = {}
+        self.inserted: dict[str, list[Row]] = {}
+        self.c: Any = None
+
+    def begin(self, c: Any, position: int) -> None:
+        """A batch on top of ``position`` (the locked tracking row's)."""
+        if position != self.position:
+            self.cache.clear()
+            self.complete = position == 0
+        self.c = c
+        self.dirty, self.inserted = {}, {}
+
+    def get(self, table: Table, key: Key) -> Row | None:
+        k = (table.name, key)
+        if k in self.dirty:
+            return self.dirty[k]  # None: deleted in this batch
+        if k in self.cache:
+            self.cache.move_to_end(k)
+            found = self.cache[k]
+        elif self.complete:
+            found = None
+        else:
+            found = self.view.get(self.c, table, key)
+            self._keep(k, found)
+        return None if found is None else dict(found)
+
+    def put(self, table: Table, row: Row) -> None:
+        self.dirty[(table.name, table.key_of(row))] = row
+
+    def delete(self, table: Table, key: Key) -> None:
+        self.dirty[(table.name, key)] = None
+
+    def insert(self, table: Table, row: Row) -> None:
+        self.inserted.setdefault(table.name, []).append(row)
+
+    def _keep(self, k: tuple[str, Key], row: Row | None) -> None:
+        self.cache[k] = row
+        self.cache.move_to_end(k)
+        while len(self.cache) > self.size:
+            self.cache.popitem(last=False)
+            self.complete = False
+
+    def flush(self) -> None:
+        by_table: dict[str, list[Row]] = {}
+        gone: dict[str, list[Key]] = {}
+        for (name, key), row in self.dirty.items():
+            if row is None:
+                gone.setdefault(name, []).append(key)
+            else:
+                by_table.setdefault(name, []).append(row)
+        for name, keys in gone.items():
+            self.view.remove(self.c, self.view.table(name), keys)
+        for name, rows in by_table.items():
+            self.view.write(self.c, self.view.table(name), rows, insert_only=False)
+        for name, rows in self.inserted.items():
+            self.view.write(self.c, self.view.table(name), rows, insert_only=True)
+
+    def committed(self, position: int) -> None:
+        for k, row in self.dirty.items():
+            self._keep(k, row)
+        self.dirty, self.inserted, self.c = {}, {}, None
+        self.position = position
+
+    def abandon(self) -> None:
+        self.cache.clear()
+        self.dirty, self.inserted, self.c = {}, {}, None
+        self.position, self.complete = -1, False
+
+
+class Memory:
+    """Rows held in memory only: the fold of the whole log that a check compares the
+    view with (same interface as :class:`Rows`)."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, dict[Key, Row]] = {}
+
+    def get(self, table: Table, key: Key) -> Row | None:
+        found = self.tables.get(table.name, {}).get(key)
+        return None if found is None else dict(found)
+
+    def put(self, table: Table, row: Row) -> None:
+        self.tables.setdefault(table.name, {})[table.key_of(row)] = row
+
+    def delete(self, table: Table, key: Key) -> None:
+        self.tables.get(table.name, {}).pop(key, None)
+
+    def insert(self, table: Table, row: Row) -> None:
+        self.put(table, row)
