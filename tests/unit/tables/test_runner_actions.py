@@ -1,0 +1,127 @@
+"""The runner's actions (``AdvanceTable``), handler by handler on an in-memory store: open,
+deal, the timeout's automatic decision (seed 002: a total of 11 or less hits, more
+stands), an early close, the dealer, settlement in batches and the finish, a round that
+waits for a first bet; an action not due or stale is refused and changes nothing."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from ledger.tables import commands as tc
+from ledger.tables.base import NotDue, Stale
+from ledger.tables.seat import TableSeat, seat_id_for
+from tests.unit.tables.desk import T0, Desk
+from tests.unit.tables.test_decisions import ELEVEN, SEVENTEEN, dealt, finish
+
+
+def test_open_starts_a_shoe_and_a_round_with_its_betting_deadline() -> None:
+    desk = Desk(SEVENTEEN)
+    out = desk.open()
+    rnd = desk.round()
+    assert out == {"round": 1, "code": rnd.code, "phase": "betting"}
+    assert rnd.code.startswith("IBJ-20261201-120000-")  # the GMT start time (seed 002)
+    assert datetime.fromisoformat(rnd.deadline or "") == T0.replace(second=10)
+    assert desk.table().shoes == 1 and rnd.start == 0
+    desk.refused(Stale, desk.tables.advance, tc.AdvanceTable("T1", 1, "open", 0, _at(desk)))
+
+
+def _at(desk: Desk) -> str:
+    return desk.now.isoformat(timespec="milliseconds")
+
+
+def test_the_deal_waits_for_the_deadline_then_deals_the_seats_that_bet() -> None:
+    desk = Desk(SEVENTEEN)
+    ann, bob = desk.player("ann"), desk.player("bob")
+    desk.open()
+    desk.bet(ann)
+    deal = tc.AdvanceTable("T1", 1, "deal", 0, _at(desk))
+    desk.refused(NotDue, desk.tables.advance, deal)
+    desk.later(10_000)
+    desk.refused(Stale, desk.tables.advance, tc.AdvanceTable("T1", 2, "deal", 0, _at(desk)))
+    desk.refused(Stale, desk.tables.advance, tc.AdvanceTable("T1", 1, "step", 1, _at(desk)))
+    assert desk.advance("deal") == {"round": 1, "phase": "step", "seats": 1}
+    rnd = desk.round()
+    assert rnd.player_cards == ["Ts", "7d"] and rnd.up == "9h" and rnd.hole is None
+    assert rnd.seats == [str(desk.seat(ann).id)]  # bob did not bet: not dealt in
+    assert datetime.fromisoformat(rnd.deadline or "") == T0.replace(second=15)
+    assert desk.store.find(TableSeat, seat_id_for(rnd.id, bob)) is None
+
+
+def test_at_the_steps_deadline_a_total_of_11_or_less_hits() -> None:
+    desk, [ann] = dealt(ELEVEN)
+    desk.later(5_000)
+    desk.advance("step", 1)
+    rnd = desk.round()
+    seat_id = str(desk.seat(ann).id)
+    assert rnd.automatic["1"] == [[seat_id, "hit", "timeout"]]
+    assert rnd.step_cards == ["Ks"]  # 5 6 K: 21, nothing more to decide
+    finish(desk)
+    assert desk.seat(ann).result["hands"] == [["win", 1_000, 2_000]]
+
+
+def test_at_the_steps_deadline_a_total_over_11_stands() -> None:
+    desk, [ann] = dealt(SEVENTEEN)
+    desk.later(5_000)
+    desk.advance("step", 1)
+    rnd = desk.round()
+    assert rnd.automatic["1"] == [[str(desk.seat(ann).id), "stand", "timeout"]]
+    assert rnd.phase == "dealer" and rnd.step_cards == []  # nobody drew: no card used
+
+
+def test_a_step_closes_early_only_once_every_connected_seat_has_decided() -> None:
+    desk, [ann, bob] = dealt(SEVENTEEN, 20_000, 20_000)
+    early = tc.AdvanceTable("T1", 1, "step", 1, _at(desk), early=True)
+    desk.refused(NotDue, desk.tables.advance, early)
+    desk.decide(ann, 1, "stand")
+    desk.refused(NotDue, desk.tables.advance, early)  # bob still has a choice
+    desk.run(desk.tables.disconnect, tc.Disconnect(bob, "T1"))
+    desk.advance("step", 1, early=True)  # bob away: nobody connected is left to decide
+    assert desk.round().automatic["1"] == [[str(desk.seat(bob).id), "stand", "timeout"]]
+
+
+def test_settlement_goes_batch_by_batch_and_the_finish_waits_for_every_batch() -> None:
+    desk, players = dealt(SEVENTEEN, 20_000, 20_000, 20_000)  # settle_batch 2: two batches
+    desk.later(5_000)
+    desk.advance("step", 1)
+    desk.advance("dealer")
+    rnd = desk.round()
+    assert rnd.phase == "settling" and rnd.hole == "Kc" and rnd.dealer_draws == []
+    assert desk.advance("settle-batch", 0)["settled"] == 2
+    finish_now = tc.AdvanceTable("T1", 1, "settle", 0, _at(desk))
+    desk.refused(NotDue, desk.tables.advance, finish_now)  # the third seat is open
+    assert desk.advance("settle-batch", 1)["settled"] == 1
+    assert desk.advance("settle-batch", 0)["settled"] == 0  # again: nothing twice
+    desk.advance("settle")
+    rnd = desk.round()
+    assert rnd.phase == "settled" and rnd.totals == {"staked": 3_000, "returned": 0}
+    for p in players:
+        session = desk.session(p)
+        assert desk.seat(p).status == "settled" and session.open_round is None
+        assert session.last_stake == {
+            "game": "blackjack-table",
+            "table": "T1",
+            "bets": {"main": 1_000},
+        }
+    assert desk.open()["round"] == 2  # the next round, same shoe, where this one stopped
+    assert desk.round().start == 4  # four dealt (the hole among them), no draw: 4
+
+
+def test_a_window_with_no_bet_leaves_the_round_waiting_until_a_bet_comes() -> None:
+    desk = Desk(SEVENTEEN)
+    ann = desk.player()
+    desk.open()
+    desk.later(10_000)
+    logged = len(desk.store.log)
+    assert desk.advance("deal") == {"round": 1, "phase": "betting", "seats": 0, "waiting": True}
+    assert desk.topics(logged) == ["betting-waiting@1"]
+    assert desk.round().deadline is None
+    start = tc.AdvanceTable("T1", 1, "start", 0, _at(desk))
+    desk.refused(NotDue, desk.tables.advance, start)  # no bet yet
+    desk.refused(Stale, desk.tables.advance, tc.AdvanceTable("T1", 1, "deal", 0, _at(desk)))
+    desk.later(3_600_000)
+    desk.bet(ann)  # accepted: the round waits for bets
+    out = desk.advance("start")
+    assert datetime.fromisoformat(out["deadline"]) == T0.replace(hour=13, second=20)
+    desk.refused(NotDue, desk.tables.advance, tc.AdvanceTable("T1", 1, "deal", 0, _at(desk)))
+    desk.later(10_000)
+    assert desk.advance("deal")["seats"] == 1
