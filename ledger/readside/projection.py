@@ -23,8 +23,6 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from eventsourcing.persistence import IntegrityError, OperationalError
-
 from ledger.readside.view import Key, Memory, Moved, Row, Rows, Table, View
 
 if TYPE_CHECKING:
@@ -166,7 +164,7 @@ class Projection:
                     self.projector.apply(self.rows, seq, oid, topic, doc)
                 self.rows.flush()
                 self.view.track(c, end)
-        except (Moved, IntegrityError, OperationalError):
+        except Moved:
             # Another process moved the view (or a rebuild reset it) since it was read:
             # nothing of this batch was written; the next step starts from the view.
             self.rows.abandon()
