@@ -36,7 +36,7 @@ const PHASES = {
   voided: "Round voided",
 };
 export const STREAM_TYPES = [
-  "round-opened", "betting-extended", "bets-closed", "insurance-closed", "step-closed",
+  "round-opened", "betting-extended", "betting-waiting", "bets-closed", "insurance-closed", "step-closed",
   "dealer-played", "round-settled", "table-paused", "table-resumed", "round-voided",
   "shoe-shuffled", "shoe-revealed", "seat-opened", "bet-accepted", "bet-undone",
   "bets-cancelled", "decided", "connection", "seat-settled", "seat-voided", "balance",
@@ -78,6 +78,9 @@ export class Blackjack {
     await this.refresh();
     this.connect();
     setInterval(() => this.tick(), 250);
+    // The stream says when to look; this looks anyway now and then (a window past its
+    // deadline by a second, or ten quiet seconds), in case a message is slow to come.
+    setInterval(() => this.lookAgain(), 1000);
   }
 
   // -- controls ----------------------------------------------------------------------
@@ -177,6 +180,7 @@ export class Blackjack {
       const path = this.c.spectator ? `/v1/tables/${encodeURIComponent(this.c.table)}/watch` : this.base;
       this.state = await this.c.api.get(path);
       this.offset = Date.parse(this.state.server_time) - Date.now();
+      this.loadedAt = Date.now() + this.offset;
       this.render();
     } catch (e) {
       this.c.fail(e);
@@ -187,6 +191,13 @@ export class Blackjack {
       this.again = false;
       await this.refresh();
     }
+  }
+
+  lookAgain() {
+    const r = this.state && this.state.round;
+    const now = Date.now() + this.offset;
+    const overdue = r && r.deadline && now - Date.parse(r.deadline) > 1000;
+    if (overdue || now - (this.loadedAt || 0) > 10_000) this.refresh();
   }
 
   render() {
@@ -347,6 +358,9 @@ export class Blackjack {
       const label = PHASES[r.phase] || r.phase;
       if (r.paused) {
         text = "Paused: the operator is looking into a problem";
+      } else if (r.phase === "betting" && !r.deadline) {
+        colour = "green"; // an idle table waits: the first bet starts the timer
+        text = `${label}: the timer starts with the first bet`;
       } else if (r.phase === "betting" && left > 0) {
         colour = left > Math.min(YELLOW_MS, this.info.windows_ms.betting / 3) ? "green" : "yellow";
         text = `${label}: ${seconds} s`;
