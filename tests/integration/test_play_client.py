@@ -164,6 +164,8 @@ def test_two_players_and_a_spectator_play_live_blackjack_and_chat(
             "() => document.getElementById('bj-spot-perfect-pairs').textContent.includes('5.00')"
             " || document.getElementById('blackjack').dataset.phase !== 'betting'"
         )
+        if len(played) == 1:
+            ann.page.evaluate("croupier.blackjack.drop(1500)")  # a lost connection, mid-round
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if ann.attr("#blackjack", "data-round") != code:
@@ -249,11 +251,29 @@ def test_two_players_and_a_spectator_play_live_blackjack_and_chat(
     html = spy.page.content()
     for secret in secrets:
         assert secret not in html
+    # ann's stream, dropped and resumed from its last id, lost and repeated no table message
+    ours, theirs = table_ids(ann.messages()), table_ids(spy.messages())
+    assert len(ours) == len(set(ours))
+    span = (max(ours[0], theirs[0]), min(ours[-1], theirs[-1]))
+    within = [[i for i in ids if span[0] <= i <= span[1]] for ids in (ours, theirs)]
+    assert within[0] == within[1] and len(within[0]) > 5
     # ann hid the chat: bob's later message never reached her page, nor her stream
     assert not [m for m in ann.messages() if m["type"] == "chat" and m["text"] == "psst, anyone?"]
     for p in (ann, bob, spy):
         assert p.errors == []
         p.close()
+
+
+TABLE_TYPES = {
+    *("round-opened", "betting-extended", "betting-waiting", "bets-closed", "insurance-closed"),
+    *("step-closed", "dealer-played", "round-settled", "table-paused", "table-resumed"),
+    *("round-voided", "shoe-shuffled", "shoe-revealed"),
+}
+
+
+def table_ids(messages: list[dict[str, Any]]) -> list[int]:
+    """The log positions of the table's own messages a page received, in order."""
+    return [int(m["sse_id"]) for m in messages if m["type"] in TABLE_TYPES]
 
 
 def decide(name: str, offered: list[str], done: set[str], step: str | None) -> str | None:

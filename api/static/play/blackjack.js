@@ -157,10 +157,18 @@ export class Blackjack {
     }
   }
 
+  // Lose the stream as a dropped connection would, and come back after `ms` from the
+  // last message seen (the browser test drops it mid-round; nothing may be lost).
+  drop(ms = 1500) {
+    this.source.close();
+    $("conn").textContent = "Reconnecting…";
+    setTimeout(() => this.connect(), ms);
+  }
+
   onMessage(type, event) {
     if (event.lastEventId) this.lastId = event.lastEventId;
     const data = JSON.parse(event.data);
-    this.messages.push(data);
+    this.messages.push({ ...data, sse_id: event.lastEventId || null });
     if (type === "heartbeat") return;
     if (type === "chat") return this.c.chat.add(data);
     if (type === "chat-hidden") return this.c.chat.hide(data);
