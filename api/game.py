@@ -38,6 +38,7 @@ from ledger import commands as c
 from ledger.casino import Casino
 from ledger.play import round_result
 from ledger.tables import queries
+from ledger.tables.advance import CODE_PREFIX
 
 router = APIRouter(prefix="/v1", tags=["game"], responses=ERRORS)
 
@@ -91,9 +92,13 @@ def session_state(caller: Reader, app: App) -> SessionState:
 
 @router.get("/sessions/{session_id}/round", response_model=CurrentRound)
 def currentround_view(caller: Reader, app: App) -> CurrentRound:
-    """The open round, if any, as the player last saw it: resume after a reconnect."""
+    """The open round, if any, as the player last saw it: resume after a reconnect. A
+    seat in a live blackjack round is not one (its table state resumes it: ``GET
+    /v1/sessions/{id}/tables/{table}``), so it answers no round."""
     session = app.get_session(_sid(caller))
-    rnd = app.open_round(_sid(caller))
+    open_code = session.open_round or ""
+    seated = open_code.startswith(f"{CODE_PREFIX}-")
+    rnd = None if seated else app.open_round(_sid(caller))
     view = None if rnd is None else round_view(round_result(rnd, session.balance))
     return CurrentRound(session_id=str(session.id), balance=session.balance, round=view)
 

@@ -261,3 +261,18 @@ def test_a_spectator_watches_one_table_never_a_seat_and_cannot_act(served: Serve
     )
     r = s.client.get("/v1/tables/T1/watch", headers={"Authorization": f"Bearer {s.token(ann)}"})
     assert r.status_code == 403
+
+
+def test_the_open_round_of_a_seated_session_is_none_not_a_404(served: Served) -> None:
+    """A seat in a live round is resumed by the table state; the session's open-round
+    route (which the reference client reads to resume Red Dog or poker) answers no round
+    instead of 404 ``round-not-found`` for a table's game code."""
+    s = served
+    ann = s.live.player("ann")
+    s.live.tick()
+    s.live.bet(ann, "main", 1_000)
+    me = {"Authorization": f"Bearer {s.token(ann)}"}
+    r = s.client.get(f"/v1/sessions/{ann}/round", headers=me)
+    assert r.status_code == 200, r.text
+    assert r.json()["round"] is None
+    assert s.client.get(f"/v1/sessions/{ann}", headers=me).json()["open_round"].startswith("IBJ-")
