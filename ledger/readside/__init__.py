@@ -14,7 +14,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ledger.errors import PositionNotReached
-from ledger.readside.projection import Projection, Projector
+from ledger.readside.projection import Projection, Projector, Source
 from ledger.readside.view import View
 
 if TYPE_CHECKING:
@@ -39,7 +39,8 @@ class ReadSide:
 
     def __init__(self, app: LogApp, *, create_tables: bool = True) -> None:
         self.app = app
-        self.projections = {p.name: Projection(app, p) for p in projectors()}
+        source = Source(app)  # one read of the log for every view at the same position
+        self.projections = {p.name: Projection(app, p, source=source) for p in projectors()}
         if create_tables:
             self.create_tables()
 
@@ -55,8 +56,8 @@ class ReadSide:
         None); the position it reflects. A position the log has not reached yet is
         waited for up to ``wait`` seconds, then :class:`PositionNotReached`."""
         p = self.projections[name]
-        position = p.position()
-        if at_least is not None and position >= at_least:
+        head, position = p.state()
+        if position >= (head if at_least is None else at_least):
             return position
         position = p.catch_up(at_least)
         deadline = time.monotonic() + wait
@@ -72,5 +73,13 @@ class ReadSide:
         return position
 
     def catch_up(self) -> int:
-        """Every view brought to the log's head; the lowest position reached."""
-        return min(p.catch_up() for p in self.projections.values())
+        """Every view brought to the log's head; the lowest position reached. The views
+        step together, so each batch of the log is read and opened once for all of them."""
+        views = list(self.projections.values())
+        head = views[0].head()
+        positions = [p.position() for p in views]
+        while min(positions) < head:
+            positions = [
+                p.step(head) if at < head else at for p, at in zip(views, positions, strict=True)
+            ]
+        return min(positions)

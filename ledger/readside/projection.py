@@ -95,12 +95,66 @@ class Checked:
         }
 
 
+Event = tuple[int, str, str, dict[str, Any]]
+
+
+class Source:
+    """The log as the projections read it. The last batch read and the events opened from
+    it are kept: projections at the same position read and open (verify, decode) each
+    event once between them."""
+
+    def __init__(self, app: LogApp) -> None:
+        self.app = app
+        self.lock = threading.Lock()
+        self._key: tuple[int, int] | None = None
+        self._batch: tuple[int, Sequence[Any]] = (0, ())
+        self._docs: dict[int, dict[str, Any] | None] = {}
+
+    def read(self, after: int, head: int, topics: Sequence[str]) -> tuple[int, Sequence[Any]]:
+        """The notifications after ``after`` (at most :data:`BATCH`, none after ``head``;
+        only ``topics`` if given) and the position reading them reaches."""
+        with self.lock:
+            if not topics and self._key == (after, head):
+                return self._batch
+        notes = self.app.recorder.select_notifications(
+            start=after + 1, limit=BATCH, stop=head, topics=topics, inclusive_of_start=True
+        )
+        batch = (notes[-1].id if len(notes) == BATCH else head, notes)
+        if not topics:
+            with self.lock:
+                self._key, self._batch, self._docs = (after, head), batch, {}
+        return batch
+
+    def open(self, note: Any) -> dict[str, Any] | None:
+        """The event's payload, its signature and chain verified (None if not an object)."""
+        with self.lock:
+            if note.id in self._docs:
+                return self._docs[note.id]
+        _plain, env, _hash = self.app.mapper.open(note)  # type: ignore[attr-defined]
+        try:
+            doc = json.loads(env.payload)
+        except ValueError:
+            doc = None
+        found = doc if isinstance(doc, dict) else None
+        with self.lock:
+            if self._key is not None and self._batch[1] and note.id <= self._batch[0]:
+                self._docs[note.id] = found
+        return found
+
+
 class Projection:
     """One projector kept up to date from one application's log."""
 
-    def __init__(self, app: LogApp, projector: Projector, cache_rows: int = 100_000) -> None:
+    def __init__(
+        self,
+        app: LogApp,
+        projector: Projector,
+        cache_rows: int = 100_000,
+        source: Source | None = None,
+    ) -> None:
         self.app = app
         self.projector = projector
+        self.source = source or Source(app)
         datastore = getattr(app, "factory").datastore  # noqa: B009  # Application's factory
         events_table = getattr(app.recorder, "events_table_name", "stored_events")
         self.view = View(datastore, events_table, projector.name, projector.tables)
@@ -118,30 +172,22 @@ class Projection:
     def head(self) -> int:
         return int(self.app.recorder.max_notification_id() or 0)
 
+    def state(self) -> tuple[int, int]:
+        """The log's head and the view's position, in one query."""
+        return self.view.head_and_position()
+
     # -- keeping up ----------------------------------------------------------------------
 
-    def _read(self, after: int, head: int) -> tuple[int, list[tuple[int, str, str, Any]]]:
+    def _read(self, after: int, head: int) -> tuple[int, list[Event]]:
         """The events after ``after`` (at most :data:`BATCH`, none after ``head``) that
         the projector wants, opened; and the position reading them reaches."""
-        notes = self.app.recorder.select_notifications(
-            start=after + 1,
-            limit=BATCH,
-            stop=head,
-            topics=self.projector.topics,
-            inclusive_of_start=True,
-        )
-        end = notes[-1].id if len(notes) == BATCH else head
+        end, notes = self.source.read(after, head, self.projector.topics)
         wanted = []
         for note in notes:
-            if not self.projector.wants(note.topic, note.state):
-                continue
-            _plain, env, _hash = self.app.mapper.open(note)  # type: ignore[attr-defined]
-            try:
-                doc = json.loads(env.payload)
-            except ValueError:
-                continue
-            if isinstance(doc, dict):
-                wanted.append((note.id, str(note.originator_id), note.topic, doc))
+            if self.projector.wants(note.topic, note.state):
+                doc = self.source.open(note)
+                if doc is not None:
+                    wanted.append((note.id, str(note.originator_id), note.topic, doc))
         return end, wanted
 
     def step(self, head: int | None = None) -> int:

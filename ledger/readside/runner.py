@@ -1,10 +1,12 @@
 """The read side's runner: a thread that keeps every view close behind the log.
 
-Asynchronous, with a bounded lag: a command's commit wakes it at once (this process's
-writes), and it looks for other workers' writes every ``poll`` seconds; each pass applies
-everything up to the log's head, :data:`ledger.readside.projection.BATCH` events a
-transaction. The command path never waits on it (a command costs the same with or
-without views); a read that needs a newer position catches the view up itself
+Asynchronous, with a bounded lag: every ``poll`` seconds it applies everything up to the
+log's head (this worker's writes and every other worker's), at most
+:data:`ledger.readside.projection.BATCH` events a transaction. It does not wake on each
+commit: under load a pass then finds many commands' events at once, and the views cost a
+small share of the commands' CPU (a pass per commit cost about as much as the command).
+The command path never waits on it (a command costs the same with or without views); a
+read that needs a newer position catches the view up itself
 (:meth:`ledger.readside.ReadSide.ready`).
 """
 
@@ -34,9 +36,6 @@ class Runner:
     def start(self) -> None:
         if self._thread is not None:
             return
-        observers = getattr(self.readside.app, "commit_observers", None)
-        if observers is not None:
-            observers.append(self.wake)
         self._thread = threading.Thread(target=self._run, name="croupier-readside", daemon=True)
         self._thread.start()
 
@@ -60,6 +59,3 @@ class Runner:
         if self._thread is not None:
             self._thread.join(timeout=10)
             self._thread = None
-        observers = getattr(self.readside.app, "commit_observers", None)
-        if observers is not None and self.wake in observers:
-            observers.remove(self.wake)

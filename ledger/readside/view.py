@@ -76,6 +76,7 @@ class View:
         self.tables = list(tables)
         self.table_names = {t.name: f"{base}_view_{name}_{t.name}" for t in tables}
         self.postgres = isinstance(datastore, PostgresDatastore)
+        self.events_table = events_table
         if self.postgres:
             self.schema = datastore.schema
             self.tracking_table = f"{self.schema}.{base}_tracking"
@@ -83,6 +84,7 @@ class View:
                 datastore, tracking_table_name=f"{base}_tracking"
             )
             self.table_names = {k: f"{self.schema}.{v}" for k, v in self.table_names.items()}
+            self.events_table = f"{self.schema}.{events_table}"
         else:
             assert isinstance(datastore, SQLiteDatastore)
             self.tracking_table = "tracking"  # the library's name on SQLite
@@ -158,6 +160,20 @@ class View:
         )
         row = c.fetchone()
         return 0 if row is None else int(row["notification_id"])
+
+    def head_and_position(self) -> tuple[int, int]:
+        """The log's newest notification id and this view's position, in one query."""
+        newest = "MAX(notification_id)" if self.postgres else "MAX(rowid)"
+        with self.transaction(commit=False) as c:
+            self.execute(
+                c,
+                f"SELECT (SELECT {newest} FROM {self.events_table}) AS head, "
+                f"(SELECT notification_id FROM {self.tracking_table} "
+                "WHERE application_name = ?) AS position",
+                (self.tracking_name,),
+            )
+            row = c.fetchone()
+        return int(row["head"] or 0), int(row["position"] or 0)
 
     def lock(self, c: Any) -> int:
         """Take the tracking row for this transaction (other writers of this view wait)

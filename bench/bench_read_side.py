@@ -1,0 +1,446 @@
+"""Benchmark: the read side's queries at growing logs, and the views' lag under load.
+
+Part 1, queries (``--sizes``, default 10,000 and 100,000 events; SQLite and PostgreSQL):
+one log is played once through ``Casino.command`` (50 players: 45 on transfer sessions,
+5 on a seamless wallet, Red Dog rounds from 8 threads, group commit) and kept in
+``--cache``; each size is a copy of its first N events into a fresh store (SQLite: a new
+file; PostgreSQL: a fresh schema made by ``croupier db init``, rows COPYed in order, so
+the signatures and chains are the played ones). On each copy the views are built from
+the log (timed), a late player joins (account, deposit, session, 25 rounds), and these
+queries run the way the HTTP routes run them, interleaved, ``--reps`` times, in
+``--repeats`` rounds (the spread is between rounds):
+
+- ``statement_page``: a player's first page of 50 lines (``GET .../statement?limit=50``);
+- ``late_page``: the late player's first page;
+- ``balances``: a player's balances (``GET .../balances``);
+- ``recon_page``: a page of 50 wallet transactions (``GET /v1/wallet/transactions``),
+  from the start and (``recon_late``) from a cursor near the end.
+
+Each figure is p50 and p99 in ms, and the ratio of the largest size's p99 to the
+smallest's. The baseline measured in the same run is the old read path (each query
+folding the log from its first row: :class:`ledger.statement.StatementBook` over
+``feed_opened``) for the first page and the balances, at every size (few repetitions).
+
+Part 2, lag (``--load-seconds``): 50 threads play Red Dog as fast as they can (the
+group-commit benchmark's load) on a fresh store of each kind with the views' runner on;
+the lag of a commit is the time from its commit until every view reflects it (p50,
+p99), and the runner's CPU time per command is set against the command path's.
+
+    python bench/bench_read_side.py [--sizes 10000,100000] [--stores sqlite,postgres]
+        [--reps 200] [--repeats 3] [--load-seconds 10] [--cache /tmp/croupier-read-side]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import sqlite3
+import statistics
+import sys
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from record import Run  # noqa: E402
+
+from ledger.bootstrap import bootstrap  # noqa: E402
+from ledger.casino import Casino  # noqa: E402
+from ledger.checkpoints import feed_opened  # noqa: E402
+from ledger.readside.runner import Runner  # noqa: E402
+from ledger.readside.wallet import page  # noqa: E402
+from ledger.seamless.commands import OpenSeamlessSession  # noqa: E402
+from ledger.settings import Settings  # noqa: E402
+from ledger.statement import StatementBook, statements  # noqa: E402
+
+PG = os.environ.get("CROUPIER_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+OP = "op"
+PLAYERS, SEAMLESS, THREADS = 50, 5, 8
+
+
+# -- the played log ------------------------------------------------------------------------
+
+
+def play_log(folder: Path, events: int) -> Path:
+    """A SQLite store of at least ``events`` events played through the commands (kept)."""
+    done = folder / f"played-{events}"
+    if (done / "casino.sqlite").exists():
+        return done
+    from tests.wallet_fakes import wallet_over_http
+
+    work = folder / f"playing-{events}"
+    shutil.rmtree(work, ignore_errors=True)
+    (work / "wallet").mkdir(parents=True)
+    started = time.perf_counter()
+    with wallet_over_http(work / "wallet", read_timeout=5.0) as wallet:
+        app = bootstrap(Settings(data_dir=work / "data"), wallets={OP: wallet.client})
+        try:
+            sessions = []
+            for p in range(PLAYERS):
+                player = f"p{p}"
+                if p < SEAMLESS:
+                    wallet.admin.set_player(player, "EUR", 10**12)
+                    opened = app.command(f"{player}-open", OpenSeamlessSession(OP, player, "EUR"))
+                else:
+                    app.open_account(f"{player}-open", player, "EUR")
+                    app.deposit(f"{player}-dep", player, 10**12)
+                    opened = app.open_session(f"{player}-buy", player, 10**11)
+                sessions.append(str(opened["session_id"]))
+
+            def play(first: int) -> None:
+                # more players than threads: each thread takes turns over its sessions
+                mine, n = sessions[first::THREADS], 0
+                while int(app.recorder.max_notification_id() or 0) < events:
+                    for sid in mine:
+                        r = app.red_dog_bet(f"{sid}-bet-{n}", sid, 100)
+                        if r["status"] == "open":
+                            app.red_dog_see(f"{sid}-see-{n}", sid)
+                    n += 1
+
+            with ThreadPoolExecutor(THREADS) as pool:
+                list(pool.map(play, range(THREADS)))
+            app.seamless.outbox.drain()
+        finally:
+            app.close()
+    took = time.perf_counter() - started
+    print(f"played {events:,} events in {took:.0f} s", flush=True)
+    work.rename(done)
+    return done
+
+
+# -- copies of a prefix ----------------------------------------------------------------------
+
+
+def sqlite_copy(played: Path, events: int, into: Path) -> Settings:
+    """The first ``events`` events of the played log in a new SQLite store (its snapshots
+    and views left out: the views are built from the copy)."""
+    shutil.rmtree(into, ignore_errors=True)
+    into.mkdir(parents=True)
+    shutil.copytree(played / "data" / "keys", into / "keys")
+    source = sqlite3.connect(played / "data" / "casino.sqlite")
+    target = sqlite3.connect(into / "casino.sqlite")
+    source.backup(target)
+    source.close()
+    names = [r[0] for r in target.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    target.execute("DROP TRIGGER IF EXISTS stored_events_no_delete")
+    target.execute("DELETE FROM stored_events WHERE rowid > ?", (events,))
+    target.execute("DELETE FROM stored_snapshots")
+    for name in names:
+        if "_view_" in name or name == "tracking":
+            target.execute(f"DROP TABLE {name}")
+    target.commit()
+    target.execute("VACUUM")
+    target.close()
+    return Settings(data_dir=into)
+
+
+def postgres_copy(played: Path, events: int, into: Path) -> tuple[Settings, str]:
+    import psycopg
+
+    from api.dbinit import init_db
+
+    schema = "b_" + uuid.uuid4().hex[:10]
+    with psycopg.connect(PG, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    url = f"{PG}?schema={schema}"
+    role = psycopg.conninfo.conninfo_to_dict(PG).get("user") or "postgres"
+    init_db(url, str(role))
+    shutil.rmtree(into, ignore_errors=True)
+    into.mkdir(parents=True)
+    shutil.copytree(played / "data" / "keys", into / "keys")
+    source = sqlite3.connect(played / "data" / "casino.sqlite")
+    rows = source.execute(
+        "SELECT originator_id, originator_version, topic, state FROM stored_events "
+        "WHERE rowid <= ? ORDER BY rowid",
+        (events,),
+    )
+    with psycopg.connect(PG) as conn, conn.cursor() as cur:
+        with cur.copy(
+            f"COPY {schema}.casino_events (originator_id, originator_version, topic, state) "
+            "FROM STDIN"
+        ) as copy:
+            for oid, version, topic, state in rows:
+                copy.write_row((str(uuid.UUID(oid)), version, topic, state))
+        conn.commit()
+    source.close()
+    return Settings(data_dir=into, database_url=url), schema
+
+
+def drop_schema(schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(PG, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+# -- the queries -----------------------------------------------------------------------------
+
+
+def statement_page(app: Casino, player: str) -> int:
+    book = statements(app)
+    book.totals(player)
+    return len(book.lines(player, 0, 51))
+
+
+def balances(app: Casino, player: str) -> int:
+    book = statements(app)
+    book.totals(player)
+    return len(book.balances(player))
+
+
+def old_page(app: Casino, player: str) -> int:
+    book = StatementBook(player, 0, 51)
+    feed_opened(app, 0, book.feed_payload, wants=book.wants)
+    return len(book.lines(player))
+
+
+def old_balances(app: Casino, player: str) -> int:
+    book = StatementBook(player, 2**62)
+    feed_opened(app, 0, book.feed_payload, wants=book.wants)
+    return len(book.balances(player))
+
+
+def late_player(app: Casino) -> str:
+    player = "late"
+    app.open_account("late-open", player, "EUR")
+    app.deposit("late-dep", player, 1_000_000)
+    sid = app.open_session("late-buy", player, 500_000)["session_id"]
+    for n in range(25):
+        r = app.red_dog_bet(f"late-bet-{n}", sid, 100)
+        if r["status"] == "open":
+            app.red_dog_see(f"late-see-{n}", sid)
+    return player
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def measure(queries: dict[str, Callable[[], object]], reps: int) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {name: [] for name in queries}
+    names = list(queries)
+    for _ in range(reps):
+        random.shuffle(names)
+        for name in names:
+            t = time.perf_counter()
+            queries[name]()
+            times[name].append((time.perf_counter() - t) * 1000)
+    return times
+
+
+def size_figures(settings: Settings, reps: int, repeats: int) -> dict[str, Any]:
+    app = bootstrap(settings)
+    try:
+        events = int(app.recorder.max_notification_id() or 0)
+        t = time.perf_counter()
+        app.readside.catch_up()
+        build_s = time.perf_counter() - t
+        late = late_player(app)
+        app.readside.catch_up()
+        recon = page(app, limit=10**9)[0]
+        late_cursor = recon[-60].seq if len(recon) > 60 else 0
+        queries: dict[str, Callable[[], object]] = {
+            "statement_page": lambda: statement_page(app, "p20"),
+            "late_page": lambda: statement_page(app, late),
+            "balances": lambda: balances(app, "p20"),
+            "recon_page": lambda: page(app, OP, limit=51),
+            "recon_late": lambda: page(app, OP, after=late_cursor, limit=51),
+        }
+        rounds = [measure(queries, reps) for _ in range(repeats)]
+        out: dict[str, Any] = {"events": events, "views_built_s": round(build_s, 1)}
+        for name in queries:
+            p50s = [statistics.median(r[name]) for r in rounds]
+            p99s = [percentile(r[name], 0.99) for r in rounds]
+            out[f"{name}_p50_ms"] = round(statistics.median(p50s), 3)
+            out[f"{name}_p99_ms"] = round(statistics.median(p99s), 3)
+            out[f"{name}_p99_spread_ms"] = [round(min(p99s), 3), round(max(p99s), 3)]
+        old = measure(
+            {
+                "old_page": lambda: old_page(app, "p20"),
+                "old_balances": lambda: old_balances(app, "p20"),
+            },
+            3,
+        )
+        for name, values in old.items():
+            out[f"{name}_ms"] = round(statistics.median(values), 1)
+        return out
+    finally:
+        app.close()
+
+
+# -- lag under load ---------------------------------------------------------------------------
+
+
+def lag_under_load(settings: Settings, seconds: float) -> dict[str, Any]:
+    app = bootstrap(settings)
+    runner = Runner(app.readside, settings.readside_poll_seconds)
+    commits: deque[tuple[int, float]] = deque()
+    lags: list[float] = []
+    lock = threading.Lock()
+    runner_cpu = [0.0]
+    real_catch_up = app.readside.catch_up
+
+    def timed_catch_up() -> int:
+        t = time.thread_time()
+        try:
+            return real_catch_up()
+        finally:
+            runner_cpu[0] += time.thread_time() - t
+
+    app.readside.catch_up = timed_catch_up  # type: ignore[method-assign]
+
+    def committed(position: int) -> None:
+        with lock:
+            commits.append((position, time.perf_counter()))
+
+    app.commit_observers.append(committed)
+    sessions = []
+    for p in range(50):
+        app.open_account(f"l{p}-open", f"l{p}", "EUR")
+        app.deposit(f"l{p}-dep", f"l{p}", 10**12)
+        sessions.append(str(app.open_session(f"l{p}-buy", f"l{p}", 10**11)["session_id"]))
+    real_catch_up()
+    runner.start()
+    stop = threading.Event()
+    done = [0]
+
+    def play(sid: str) -> None:
+        n = count = 0
+        while not stop.is_set():
+            r = app.red_dog_bet(f"{sid}-b{n}", sid, 100)
+            count += 1
+            if r["status"] == "open":
+                app.red_dog_see(f"{sid}-s{n}", sid)
+                count += 1
+            n += 1
+        with lock:
+            done[0] += count
+
+    watcher_cpu = [0.0]
+
+    def watch() -> None:
+        views = list(app.readside.projections.values())
+        t = time.thread_time()
+        while not stop.is_set() or commits:
+            reached = min(p.position() for p in views)
+            now = time.perf_counter()
+            with lock:
+                while commits and commits[0][0] <= reached:
+                    lags.append((now - commits.popleft()[1]) * 1000)
+            if stop.is_set() and not commits:
+                break
+            time.sleep(0.005)
+        watcher_cpu[0] = time.thread_time() - t
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    threads = [threading.Thread(target=play, args=(s,)) for s in sessions]
+    for t in threads:
+        t.start()
+    time.sleep(seconds)
+    stop.set()
+    for t in threads:
+        t.join()
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - t0
+    watcher.join(timeout=60)
+    runner.stop()
+    app.close()
+    commands = done[0]
+    if not lags:
+        raise RuntimeError("no commit was seen reflected by the views")
+    command_cpu = cpu - runner_cpu[0] - watcher_cpu[0]
+    return {
+        "commands": commands,
+        "commands_per_s": round(commands / wall, 1),
+        "lag_p50_ms": round(percentile(lags, 0.5), 1),
+        "lag_p99_ms": round(percentile(lags, 0.99), 1),
+        "lag_max_ms": round(max(lags), 1),
+        "views_cpu_ms_per_command": round(runner_cpu[0] * 1000 / commands, 3),
+        "command_cpu_ms_per_command": round(command_cpu * 1000 / commands, 3),
+        "views_cpu_share": round(runner_cpu[0] / command_cpu, 3),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--stores", default="sqlite,postgres")
+    parser.add_argument("--reps", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--load-seconds", type=float, default=10.0)
+    parser.add_argument("--cache", default="/tmp/croupier-read-side")
+    parser.add_argument("--skip-queries", action="store_true")
+    args = parser.parse_args()
+    cache = Path(args.cache)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    stores = args.stores.split(",")
+    if not args.skip_queries:
+        played = play_log(cache, max(sizes))
+        for kind in stores:
+            run = Run("bench_read_side", f"queries {kind} sizes={args.sizes}")
+            per_size: dict[int, dict[str, Any]] = {}
+            for size in sizes:
+                where = cache / f"{kind}-{size}"
+                schema = None
+                if kind == "sqlite":
+                    settings = sqlite_copy(played, size, where)
+                else:
+                    settings, schema = postgres_copy(played, size, where)
+                try:
+                    per_size[size] = size_figures(settings, args.reps, args.repeats)
+                finally:
+                    if schema:
+                        drop_schema(schema)
+                print(kind, size, per_size[size], flush=True)
+            small, large = per_size[sizes[0]], per_size[sizes[-1]]
+            figures: dict[str, Any] = {}
+            for size, found in per_size.items():
+                for k, v in found.items():
+                    if not k.startswith("old_"):
+                        figures[f"{size}:{k}"] = v
+            for name in ("statement_page", "late_page", "balances", "recon_page", "recon_late"):
+                ratio = large[f"{name}_p99_ms"] / small[f"{name}_p99_ms"]
+                figures[f"{name}_p99_ratio_{sizes[-1]}_vs_{sizes[0]}"] = round(ratio, 2)
+            baseline = {
+                f"{size}:{k}": v
+                for size, f in per_size.items()
+                for k, v in f.items()
+                if "old_" in k
+            }
+            run.done(figures, baseline)
+    for kind in stores:
+        run = Run("bench_read_side", f"lag {kind} 50 threads {args.load_seconds:g}s")
+        folder = cache / f"lag-{kind}"
+        shutil.rmtree(folder, ignore_errors=True)
+        schema = None
+        if kind == "sqlite":
+            settings = Settings(data_dir=folder)
+        else:
+            import psycopg
+
+            schema = "b_" + uuid.uuid4().hex[:10]
+            with psycopg.connect(PG, autocommit=True) as conn:
+                conn.execute(f"CREATE SCHEMA {schema}")
+            settings = Settings(data_dir=folder, database_url=f"{PG}?schema={schema}")
+        try:
+            figures = lag_under_load(settings, args.load_seconds)
+        finally:
+            if schema:
+                drop_schema(schema)
+        run.done(figures, {"poll_s": settings.readside_poll_seconds})
+
+
+if __name__ == "__main__":
+    main()
