@@ -98,7 +98,7 @@ class Bench:
         while True:
             e = await c.next(timeout=300)
             code = e.data.get("code")
-            opened = e.type in ("round-opened", "betting-extended")
+            opened = e.type in ("round-opened", "betting-waiting", "betting-extended")
             if opened and code not in played and len(played) < self.rounds:
                 played.add(code)
                 await self.bet(c, code)

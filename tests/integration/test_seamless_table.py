@@ -360,9 +360,10 @@ def test_a_debit_accepted_after_the_window_closed_is_rolled_back_and_the_bet_ref
         (debit, rollback) = bj.entries("ann")
         assert debit.state == rollback.state == "rolled-back"
         assert bj.s.casino.get_session(bj.players["ann"].sid).open_round is None
-        bj.tick()
-        r = bj.bet("ann", "main", 1_000)  # the window reopened (nobody bet): bet again
+        bj.tick()  # the window closed with no bet: the round waits for a first one
+        r = bj.bet("ann", "main", 1_000)  # bet again, in the waiting round
         assert r.status_code == 200, r.text
+        bj.tick()  # the first bet starts the timer again: a full window from now
         bj.tick(10_000)
         rnd = bj.round(1)
         assert rnd.phase == "step" and "double" in bj.offered("ann")
