@@ -129,8 +129,15 @@ def _uuid(value: Any) -> str:
 
 def _doc(row: Row) -> dict[str, Any] | None:
     try:
-        doc = orjson.loads(envelope.decode(row.state).payload)
-    except (envelope.EnvelopeError, orjson.JSONDecodeError, TypeError, ValueError):
+        return _loads(envelope.decode(row.state).payload)
+    except (envelope.EnvelopeError, TypeError, ValueError):
+        return None
+
+
+def _loads(payload: bytes) -> dict[str, Any] | None:
+    try:
+        doc = orjson.loads(payload)
+    except orjson.JSONDecodeError:
         return None
     return doc if isinstance(doc, dict) else None
 
@@ -144,18 +151,23 @@ def is_game_topic(topic: Any) -> bool:
     )
 
 
-def chunk_games(rows: list[Row], results: list[Any]) -> ChunkGames:
-    """Worker side: the chunk's game rows, its complete rounds re-run (see module doc)."""
+def chunk_games(
+    rows: list[Row], results: list[Any], payloads: dict[int, bytes] | None = None
+) -> ChunkGames:
+    """Worker side: the chunk's game rows, its complete rounds re-run (see module doc).
+    ``payloads``: the game rows' payloads by index, as the row checks read them."""
     out = ChunkGames([], [], [], [], [])
     rounds: dict[str, list[Fact]] = {}
-    for row, result in zip(rows, results, strict=True):
+    payloads = payloads or {}
+    for i, (row, result) in enumerate(zip(rows, results, strict=True)):
         topic = row.topic
         extract = result[4]
         if not is_game_topic(topic):
             if extract is not None and _house(extract.get("movement")):
                 out.stray.append((row.notification_id, row.originator_id, row.version, topic))
             continue
-        doc = _doc(row)
+        raw = payloads.get(i)
+        doc = _doc(row) if raw is None else _loads(raw)
         if doc is None:
             continue  # the row checks report it
         if topic in MONEY_TOPICS:
@@ -261,8 +273,19 @@ def _int(value: Any) -> int:
 
 def _replay(start: dict[str, Any], steps: list[tuple[str, dict[str, Any]]]) -> tuple[Any, int]:
     """(the stakes the engine debits, in order; its payout) over the recorded decisions."""
+    from games import deal as deals
+
+    remember, deals.REMEMBER = deals.REMEMBER, False  # each round re-run once: no memo
+    try:
+        return _run(start, steps)
+    finally:
+        deals.REMEMBER = remember
+
+
+def _run(start: dict[str, Any], steps: list[tuple[str, dict[str, Any]]]) -> tuple[Any, int]:
     from games import registry
     from games.deal import ChosenCards, Deal
+
 
     final = next(d for s, d in reversed(steps) if s in FINAL)
     try:

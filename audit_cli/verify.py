@@ -38,7 +38,7 @@ from audit_cli.checker import (
     Finding,
     Report,
 )
-from audit_cli.reexec import ChunkGames, Reexec, chunk_games
+from audit_cli.reexec import ChunkGames, Reexec, chunk_games, is_game_topic
 from audit_cli.rows import (
     MAX_ROW_ID,
     NON_CANONICAL,
@@ -69,6 +69,8 @@ _WANTED: dict[str, int] = {}
 (the snapshot checks replay them); every other row goes back without its state."""
 _REEXEC = True
 """Whether the workers pick out the game rows and re-run rounds (``audit_cli.reexec``)."""
+_PAYLOADS: dict[int, bytes] = {}
+"""The payloads of the game rows of the chunk ``_check_rows`` checked last (by index)."""
 
 
 def _init(
@@ -252,8 +254,13 @@ def _check_rows(rows: list[Row]) -> list[Checked]:
         results.append(None)
     statuses = _signatures(pending)
     event_hash, intern = envelope.event_hash, sys.intern
+    payloads = _PAYLOADS
+    payloads.clear()
+    games = _REEXEC
     for (i, kid, prev, signature, payload, msg, fmt), status in zip(pending, statuses, strict=True):
         h = event_hash(msg, signature)
+        if games and is_game_topic(rows[i].topic):
+            payloads[i] = payload  # for ``chunk_games``, on this same chunk
         extract = None
         if rows[i].topic in _EXTRACT_TOPICS or b'"movement"' in payload:
             try:
@@ -473,7 +480,7 @@ def _summary_job(
     re-run (``audit_cli.reexec.chunk_games``)."""
     rows = read_range(*args)
     results = _check_chunk(rows)
-    games = chunk_games(rows, results) if _REEXEC else None
+    games = chunk_games(rows, results, _PAYLOADS) if _REEXEC else None
     summary = _summarise(rows, results) if rows else None
     if summary is not None:
         return summary, [], [], games
@@ -484,8 +491,10 @@ def _check_chunk_games(
     rows: list[Row], learned: tuple[bytes | None, dict[str, bytes]] | None, reexecute: bool
 ) -> tuple[list[Checked], ChunkGames | None]:
     """Worker side of ``verify``: the chunk's row checks and its game rows."""
+    global _REEXEC
+    _REEXEC = reexecute
     results = _check_chunk(rows, learned)
-    return results, chunk_games(rows, results) if reexecute else None
+    return results, chunk_games(rows, results, _PAYLOADS) if reexecute else None
 
 
 def _light(r: Row) -> Row:

@@ -83,11 +83,27 @@ Deal: TypeAlias = bytes | ChosenCards
 """What an engine deals a round from: its seed, or a seed with chosen cards (tests)."""
 
 
+REMEMBER = True
+"""Whether shuffles are remembered (``_seeded``). ``audit-cli verify`` re-runs each round
+once and turns it off while it does: every round is new there, and hashing the memo's
+keys (52 cards each) cost more than the few repeated shuffles it saved."""
+
+
 def shuffled(deal: Deal, label: str, cards: Sequence[Card]) -> list[Card]:
     """The deck ``label`` of the round: the certified draw from the seed, or chosen cards."""
     if isinstance(deal, ChosenCards):
         return deal.shuffled(label, cards)
+    if not REMEMBER:
+        # Only the round being re-run: its deal deck is shuffled again by its draw.
+        deck = tuple(cards)
+        last = _LAST.get(label)
+        if last is None or last[0] != deal or last[1] != deck:  # (cards compared by identity first)
+            last = _LAST[label] = (deal, deck, RandomStream(deal, label).shuffled(deck))
+        return list(last[2])
     return list(_seeded(deal, label, tuple(cards)))
+
+
+_LAST: dict[str, tuple[bytes, tuple[Card, ...], list[Card]]] = {}
 
 
 @lru_cache(maxsize=SHUFFLE_MEMO)

@@ -90,9 +90,27 @@ class RandomStream:
                 return v
 
     def shuffled(self, items: Sequence[T]) -> list[T]:
-        """A Fisher-Yates shuffle of a copy of ``items``."""
+        """A Fisher-Yates shuffle of a copy of ``items``: ``j = randbelow(i + 1)`` for
+        each ``i`` from the top down, inlined (the same bits in the same order; every
+        verify re-executes every round, and these calls were most of its cost)."""
         out = list(items)
+        bits, nbits, read, from_bytes = self._bits, self._nbits, self.read, int.from_bytes
         for i in range(len(out) - 1, 0, -1):
-            j = self.randbelow(i + 1)
+            k = i.bit_length()  # randbelow(i + 1) draws bitlen(i) bits
+            while True:
+                if nbits < k:
+                    buffer = self._buffer
+                    if len(buffer) >= 8:  # (``read(8)`` without the call)
+                        self._buffer = buffer[8:]
+                        bits = (bits << 64) | from_bytes(buffer[:8], "big")
+                    else:
+                        bits = (bits << 64) | from_bytes(read(8), "big")
+                    nbits += 64
+                nbits -= k
+                j = bits >> nbits
+                bits &= (1 << nbits) - 1
+                if j <= i:
+                    break
             out[i], out[j] = out[j], out[i]
+        self._bits, self._nbits = bits, nbits
         return out
