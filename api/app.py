@@ -177,6 +177,7 @@ def create_app(
         per_credential=settings.requests_per_credential_per_second,
         failures=settings.auth_failures_per_second,
         failure_burst=settings.auth_failure_burst,
+        session_commands=settings.session_commands_per_second,
     )
     if settings.cors_allowed_origins:
         # Outside the guard: a browser's preflight carries no credential, and a refusal

@@ -86,6 +86,7 @@ LEDGER_STATUS: dict[type[LedgerError], int] = {
     te.NothingToUndo: 409,
     te.RepeatNotAllowed: 409,
     te.TablePaused: 409,
+    te.ChipLimitReached: 429,
     seamless_errors.WalletUnavailable: 503,
     seamless_errors.WalletRefused: 409,
     seamless_errors.StakeRolledBack: 409,
@@ -158,7 +159,7 @@ def install(app: FastAPI) -> None:
     async def ledger_error(request: Request, exc: LedgerError) -> JSONResponse:
         retry = isinstance(exc, Contention | StorageUnavailable | le.PositionNotReached)
         headers = {"Retry-After": "1"} if retry else None
-        if isinstance(exc, le.ChatRateLimited):
+        if isinstance(exc, le.ChatRateLimited | te.ChipLimitReached):
             headers = {"Retry-After": str(exc.retry_after)}
         body = error_body(request, exc.code, exc.message, exc.ids)
         return _json(ledger_status(exc), body, headers)

@@ -11,6 +11,9 @@ server its headers only:
 - every request counts against its address (``requests_per_address_per_second``) and,
   once authenticated, its credential (``requests_per_credential_per_second``), each a
   token bucket with a burst of twice its rate: 429 with ``Retry-After`` when empty;
+- a game session's commands (``POST``) count against the session
+  (``session_commands_per_second``, burst twice that): 429 ``too-many-commands`` with
+  ``Retry-After``, before the command is read or run, so a refused one changes nothing;
 - a body larger than ``max_body_bytes`` is answered 413: by its ``Content-Length``
   before reading it, or, for a chunked body, as soon as more than that has arrived.
 """
@@ -33,6 +36,8 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
+RATE_LIMITED = (429, "rate-limited")
+TOO_MANY_COMMANDS = (429, "too-many-commands")
 MAX_KEYS = 100_000  # buckets kept (least recently used dropped): memory stays bounded
 
 
@@ -72,6 +77,7 @@ class Guard:
         per_credential: float,
         failures: float,
         failure_burst: int,
+        session_commands: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.app = app
@@ -80,6 +86,7 @@ class Guard:
         self.addresses = Buckets(per_address, per_address * 2, clock)
         self.callers = Buckets(per_credential, per_credential * 2, clock)
         self.failures = Buckets(failures, failure_burst, clock)
+        self.commands = Buckets(session_commands, max(1.0, session_commands * 2), clock)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -110,6 +117,13 @@ class Guard:
             if wait:
                 await _too_many(send, wait, "too many requests with this credential")
                 return
+            if caller.session_id is not None and scope["method"] == "POST":
+                wait = self.commands.take(caller.session_id)
+                if wait:
+                    await _too_many(
+                        send, wait, "too many commands in this session", TOO_MANY_COMMANDS
+                    )
+                    return
         length = headers.get(b"content-length")
         if length is not None:
             if not length.isdigit() or int(length) > self.max_body:
@@ -173,11 +187,13 @@ async def _reply(
     await send({"type": "http.response.body", "body": body})
 
 
-async def _too_many(send: Send, wait: float, message: str) -> None:
+async def _too_many(
+    send: Send, wait: float, message: str, refusal: tuple[int, str] = RATE_LIMITED
+) -> None:
     retry = max(1, math.ceil(wait))
-    await _reply(
-        send, 429, "rate-limited", f"{message}; retry after {retry} s", {"retry-after": str(retry)}
-    )
+    status, code = refusal
+    text = f"{message}; retry after {retry} s"
+    await _reply(send, status, code, text, {"retry-after": str(retry)})
 
 
 async def _too_large(send: Send, limit: int) -> None:

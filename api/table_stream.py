@@ -10,8 +10,9 @@ stream starts at the current round's opening.
 Opening a stream connects the session's seat, losing it disconnects it after the grace
 (:mod:`api.table_connections`). A spectator token (:mod:`api.auth`) streams the table's
 messages only: no seat's, no balance, no options; it connects nothing, and counts toward
-``streams_per_session`` (per token) and ``max_streams`` like a session. The table chat
-goes only to clients whose player shows it (``show_chat``, followed live).
+``streams_per_session`` (per token), ``streams_per_address`` and ``max_streams`` like a
+session. The table chat goes only to clients whose player shows it (``show_chat``,
+followed live).
 
 One thread per process polls every table's feed, woken at once by the ledger's commits
 (and every ``stream_poll_seconds`` for other processes'
@@ -70,6 +71,7 @@ class TableStreams:
         self.feeds: dict[str, TableFeed] = {}
         self.lock = threading.Lock()
         self.sessions: dict[str, int] = {}
+        self.addresses: dict[str, int] = {}
         self.total = 0
         self._pool: ThreadPoolExecutor | None = None
         if submit is None:
@@ -160,9 +162,10 @@ class TableStreams:
 
     # -- streams ----------------------------------------------------------------------------
 
-    def admit(self, session: str) -> None:
+    def admit(self, session: str, address: str = "") -> None:
         """Count a new stream, or refuse it: a session has at most
-        ``streams_per_session`` streams open, the process ``max_streams``."""
+        ``streams_per_session`` streams open, a client address ``streams_per_address``
+        (sessions and spectators together), the process ``max_streams``."""
         with self.lock:
             if self.sessions.get(session, 0) >= self.settings.streams_per_session:
                 raise ApiError(
@@ -171,18 +174,26 @@ class TableStreams:
                     f"this session has {self.settings.streams_per_session} streams open already",
                     session_id=session,
                 )
+            if self.addresses.get(address, 0) >= self.settings.streams_per_address:
+                raise ApiError(
+                    429,
+                    "too-many-streams",
+                    f"this address has {self.settings.streams_per_address} streams open already",
+                )
             if self.total >= self.settings.max_streams:
                 raise ApiError(503, "too-many-streams", "the server has no stream free; retry")
             self.sessions[session] = self.sessions.get(session, 0) + 1
+            self.addresses[address] = self.addresses.get(address, 0) + 1
             self.total += 1
 
-    def release(self, session: str) -> None:
+    def release(self, session: str, address: str = "") -> None:
         with self.lock:
-            left = self.sessions.get(session, 0) - 1
-            if left > 0:
-                self.sessions[session] = left
-            else:
-                self.sessions.pop(session, None)
+            for counts, key in ((self.sessions, session), (self.addresses, address)):
+                left = counts.get(key, 0) - 1
+                if left > 0:
+                    counts[key] = left
+                else:
+                    counts.pop(key, None)
             self.total -= 1
 
 
@@ -256,6 +267,7 @@ class EventStream(Response):
         session: str,
         after: int,
         viewer: Viewer,
+        address: str = "",
     ) -> None:
         self.status_code = 200
         self.background = None
@@ -266,6 +278,7 @@ class EventStream(Response):
         ]
         self.streams, self.feed, self.session, self.after = streams, feed, session, after
         self.viewer = viewer
+        self.address = address
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         streams, feed, session = self.streams, self.feed, self.session
@@ -295,7 +308,7 @@ class EventStream(Response):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             feed.unsubscribe(sub)
-            streams.release(session)
+            streams.release(session, self.address)
             if viewer.seated:
                 streams.connections.closed(session, feed.table)
 
@@ -356,9 +369,10 @@ async def table_stream(
     if position is not None and position > top:
         raise ApiError(422, "invalid-request", f"Last-Event-ID {position} is beyond the log")
     viewer = await to_thread.run_sync(viewer_of, streams.app, caller)
-    streams.admit(viewer.key)
+    address = request.client.host if request.client else ""
+    streams.admit(viewer.key, address)
     start = feed.round_start if position is None else position
-    return EventStream(streams, feed, viewer.key, start, viewer)
+    return EventStream(streams, feed, viewer.key, start, viewer, address)
 
 
 @dataclass(frozen=True)

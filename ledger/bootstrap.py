@@ -90,6 +90,7 @@ def bootstrap(
         seat_index(app),
         last_position(app),
         **({} if shoe_maker is None else {"shoe_maker": shoe_maker}),
+        chip_moves_per_round=app.settings.chip_moves_per_round,
     )
     settings = app.settings
     chat = Chat(

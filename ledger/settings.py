@@ -108,6 +108,13 @@ class Settings(BaseSettings):
     """Failed authentications per address, else 429."""
     auth_failure_burst: int = 20
     """Burst of failed authentications allowed per address."""
+    session_commands_per_second: float = 10.0
+    """Commands (``POST``) per game session, with a burst of twice this, else 429
+    ``too-many-commands`` with ``Retry-After``: a player clicks a few times a second, a
+    script hundreds (see the limits page)."""
+    chip_moves_per_round: int = 60
+    """Chips a seat may place or take back in one live-table round (a REPEAT or 2x moves
+    one per bet), else 429 ``chip-limit-reached`` with ``Retry-After``."""
     header_timeout_seconds: float = 10.0
     """A connection's request line and headers must all arrive within this long of its first
     byte (or of the connection, for the first request), else it is closed (408)."""
@@ -143,6 +150,9 @@ class Settings(BaseSettings):
     """Messages held per stream client before it is dropped (it reconnects and resumes)."""
     streams_per_session: int = 2
     """Open table streams per game session, then 429 ``too-many-streams``."""
+    streams_per_address: int = 50
+    """Open table streams per client address (sessions and spectators together), then
+    429 ``too-many-streams``."""
     max_streams: int = 5_000
     """Open table streams per process, then 503."""
     spectator_token_minutes: int = 240

@@ -20,6 +20,14 @@ from ledger.casino import Casino
 from ledger.keys import Keyring
 from ledger.settings import Settings
 
+# The per-session command rate (10 a second by default) would bite tests that play fast
+# over HTTP on a slow shared machine: lifted for the test run (servers started by
+# tests.integration.test_http_serve.launch get it too), never in the default. The tests
+# of the limit itself set their own rate.
+TEST_LIMITS = {"CROUPIER_SESSION_COMMANDS_PER_SECOND": "10000"}
+for _name, _value in TEST_LIMITS.items():
+    os.environ.setdefault(_name, _value)
+
 PG_URL = os.environ.get("CROUPIER_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 

@@ -234,6 +234,11 @@ MEANINGS = {
     "table-exists": "a table with that id exists",
     "too-many-streams": "too many open table streams for this session, or for the process",
     "rate-limited": "too many requests from this address or credential (`Retry-After`)",
+    "too-many-commands": "too many commands (POST) in this game session: "
+    "`CROUPIER_SESSION_COMMANDS_PER_SECOND` (`Retry-After`); nothing was run",
+    "chip-limit-reached": "the seat has placed or taken back as many chips as one round "
+    "allows (`CROUPIER_CHIP_MOVES_PER_ROUND`); `Retry-After` runs to the end of the "
+    "betting window; nothing was written",
     "request-timeout": "the request line and headers did not arrive within "
     "`CROUPIER_HEADER_TIMEOUT_SECONDS`; the connection is closed",
     "too-many-connections": "too many open connections from this address or in all "

@@ -73,8 +73,11 @@ class TableBase:
         seat_index: SeatIndex,
         last_position: LastPosition,
         shoe_maker: ShoeMaker = shoe_from_seed,
+        chip_moves_per_round: int = 60,
     ) -> None:
         self.keyring = keyring
+        self.chip_moves_per_round = chip_moves_per_round
+        """Chips a seat may place or take back in one round (``chip-limit-reached``)."""
         self.clock = clock
         self.seed_source = seed_source
         self.seat_index = seat_index

@@ -8,6 +8,7 @@ bet); decisions only for the step that is open now.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from games.blackjack import DecisionKind, check_decision, decide, options
@@ -19,6 +20,7 @@ from ledger.tables import commands as tc
 from ledger.tables.base import Result, TableBase, parse_time
 from ledger.tables.errors import (
     BettingClosed,
+    ChipLimitReached,
     NothingToUndo,
     NotSeated,
     RepeatNotAllowed,
@@ -28,7 +30,7 @@ from ledger.tables.errors import (
     UnknownBet,
 )
 from ledger.tables.replay import seat_of
-from ledger.tables.seat import CANCELLED, OPEN, TableSeat, seat_id_for
+from ledger.tables.seat import CANCELLED, OPEN, TableSeat, chip_moves, seat_id_for
 from ledger.tables.table import BET_TYPES
 from ledger.tables.table_round import TableRound
 from ledger.tables.wallet import credit, give_back, record_debit
@@ -54,6 +56,16 @@ def seat_view(seat: TableSeat, session: GameSession) -> Result:
         "decisions": dict(seat.decisions),
         "balance": session.balance,
     }
+
+
+def _undone(seat: TableSeat, everything: bool) -> int:
+    """How many chips an undo takes back: the last one (a seamless seat: its last debit's
+    chips), or all."""
+    if everything:
+        return len(seat.chips)
+    if seat.wallet_debits:
+        return int(seat.wallet_debits[-1][3]) or 1
+    return 1
 
 
 class Betting(TableBase):
@@ -96,6 +108,21 @@ class Betting(TableBase):
         return seat
 
     # -- bets --------------------------------------------------------------------------
+
+    def _check_moves(self, rnd: TableRound, seat: TableSeat | None, chips: int) -> None:
+        """A seat places or takes back at most ``chip_moves_per_round`` chips a round: a
+        loop of bets and undos cannot grow the log (or slow the table) without bound."""
+        done = 0 if seat is None else chip_moves(seat)
+        if done + chips <= self.chip_moves_per_round:
+            return
+        assert rnd.deadline is not None  # checked by _betting
+        left = (parse_time(rnd.deadline) - self.clock()).total_seconds()
+        raise ChipLimitReached(
+            f"{done} chips placed or taken back in {rnd.code}: at most "
+            f"{self.chip_moves_per_round} a round",
+            retry_after=max(1, math.ceil(left)),
+            game_code=rnd.code,
+        )
 
     def _check_chip(self, rnd: TableRound, seat: TableSeat | None, bet: object, amount: int) -> str:
         if bet not in BET_TYPES:
@@ -148,6 +175,7 @@ class Betting(TableBase):
         amount = check_amount(cmd.amount, "bet")
         seat = self._seat(uow, rnd, session)
         name = self._check_chip(rnd, seat, cmd.bet, amount)
+        self._check_moves(rnd, seat, 1)
         seat = self._open_seat(uow, rnd, session, seat)
         self._place(session, rnd, seat, [(name, amount)], "chip")
         return seat_view(seat, session)
@@ -158,6 +186,7 @@ class Betting(TableBase):
         seat = self._seat(uow, rnd, session)
         if seat is None or not seat.chips:
             raise NothingToUndo("no chip to take back", game_code=rnd.code)
+        self._check_moves(rnd, seat, _undone(seat, cmd.everything))
         if session.seamless:
             return self._undo_seamless(session, rnd, seat, cmd.everything)
         while seat.chips:
@@ -198,6 +227,7 @@ class Betting(TableBase):
             raise RepeatNotAllowed("no previous round's bets at this table to repeat")
         chips = [(b, int(last["bets"][b])) for b in BET_TYPES if last["bets"].get(b)]
         self._check_all(rnd, chips)
+        self._check_moves(rnd, seat, len(chips))
         seat = self._open_seat(uow, rnd, session, seat)
         self._place(session, rnd, seat, chips, "repeat")
         return seat_view(seat, session)
@@ -211,6 +241,7 @@ class Betting(TableBase):
         bets = seat.bets()
         chips = [(b, bets[b]) for b in BET_TYPES if bets.get(b)]
         self._check_all(rnd, [(b, 2 * a) for b, a in chips])
+        self._check_moves(rnd, seat, len(chips))
         self._place(session, rnd, seat, chips, "2x")
         return seat_view(seat, session)
 
@@ -224,6 +255,7 @@ class Betting(TableBase):
         chips = [(b, max(chip, limits[b][0])) for b in BET_TYPES[1:]]
         for b, a in chips:
             self._check_chip(rnd, seat, b, a)
+        self._check_moves(rnd, seat, len(chips))
         self._place(session, rnd, seat, chips, "all-side-bets")
         return seat_view(seat, session)
 

@@ -59,3 +59,15 @@ class UnknownBet(LedgerError):
     """seed 002 names five bet types: main, perfect-pairs, 21+3, hot-3, bust-it."""
 
     code = "unknown-bet"
+
+
+class ChipLimitReached(LedgerError):
+    """The seat has placed or taken back as many chips as one round allows
+    (``CROUPIER_CHIP_MOVES_PER_ROUND``); ``retry_after``: seconds until this round's
+    betting window closes (the next round's seat starts again from none)."""
+
+    code = "chip-limit-reached"
+
+    def __init__(self, message: str, retry_after: int, **ids: object) -> None:
+        super().__init__(message, **ids)
+        self.retry_after = retry_after

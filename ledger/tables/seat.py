@@ -27,6 +27,12 @@ def seat_id_for(round_id: UUID | str, session_id: UUID | str) -> UUID:
     return uuid5(NAMESPACE, f"blackjack-seat:{round_id}:{session_id}")
 
 
+def chip_moves(seat: TableSeat) -> int:
+    """Chips the seat has placed or taken back (each one); a seat restored from a snapshot
+    taken before seats counted them starts from there."""
+    return int(getattr(seat, "moves", 0))
+
+
 class TableSeat(Aggregate):
     TOPIC = contracts.SEAT
 
@@ -57,6 +63,8 @@ class TableSeat(Aggregate):
         # [transaction_id, stage, amount, chips] (chips: how many of the last chips it
         # paid for; 0 for a decision's stake). A transfer seat's stays empty.
         self.wallet_debits: list[list[Any]] = []
+        # Chips placed or taken back in this round (each one): capped per round.
+        self.moves = 0
 
     @event("WalletDebited", topic=contracts.SEAT_WALLET_DEBITED)
     def wallet_debited(self, transaction_id: str, stage: str, amount: int, chips: int) -> None:
@@ -85,11 +93,13 @@ class TableSeat(Aggregate):
         self.chips = [*self.chips, [bet, amount]]
         self.debited += amount
         self.status = OPEN
+        self.moves = chip_moves(self) + 1
 
     @event("BetUndone", topic=contracts.SEAT_BET_UNDONE)
     def bet_undone(self, bet: str, amount: int) -> None:
         self.chips = self.chips[:-1]
         self.debited -= amount
+        self.moves = chip_moves(self) + 1
 
     @event("BetsCancelled", topic=contracts.SEAT_BETS_CANCELLED)
     def bets_cancelled(self, reason: str, refunded: int) -> None:

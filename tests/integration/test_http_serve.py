@@ -20,6 +20,7 @@ from pathlib import Path
 import httpx
 
 from audit_cli.main import main as audit_cli
+from tests.conftest import TEST_LIMITS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,6 +47,7 @@ def launch(
     (``ulimit -n``)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CROUPIER_", "POSTGRES_"))}
+    env.update(TEST_LIMITS)  # tests/conftest.py: limits lifted for the test run
     env.update(CROUPIER_DATA_DIR=str(data_dir), PYTHONPATH=str(ROOT), **env_extra)
     cmd = [sys.executable, "-m", "api.cli", "serve", "--port", str(port)]
     cmd += [*([] if access_log else ["--no-access-log"]), *args]

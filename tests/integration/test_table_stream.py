@@ -314,6 +314,26 @@ def test_a_session_has_at_most_its_streams(store: Store) -> None:
     t.streams.admit(ann)
 
 
+def test_an_address_has_at_most_its_streams_whatever_the_sessions(store: Store) -> None:
+    import pytest
+
+    from api.errors import ApiError
+
+    t = Streamed(store, CONFIG, streams_per_session=2, streams_per_address=3)
+    ann, bob, cy = t.player("ann"), t.player("bob"), t.player("cy")
+    t.streams.admit(ann, "198.51.100.7")
+    t.streams.admit(ann, "198.51.100.7")
+    t.streams.admit(bob, "198.51.100.7")
+    with pytest.raises(ApiError) as e:
+        t.streams.admit(cy, "198.51.100.7")  # a new session from the same address
+    assert e.value.status == 429 and e.value.code == "too-many-streams"
+    assert "address" in e.value.message
+    t.streams.admit(cy, "198.51.100.8")  # another address
+    t.streams.release(bob, "198.51.100.7")
+    t.streams.admit(cy, "198.51.100.7")
+    assert t.streams.addresses == {"198.51.100.7": 3, "198.51.100.8": 1}
+
+
 def test_the_feed_started_mid_round_sees_the_whole_round(store: Store) -> None:
     # A shoe that deals no blackjack: with a random one, round 1 sometimes settled at the
     # deal and the late feed started in round 2 (no shoe commitment, no bets: seen once

@@ -1,0 +1,140 @@
+"""Per-session limits (issue 22, item 3): one session's bet/undo loop cannot grow the log
+without bound. A seat moves at most ``chip_moves_per_round`` chips a round and a session
+sends at most ``session_commands_per_second`` commands; beyond either: 429 with
+``Retry-After``, a typed code, and nothing written."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+from uuid import UUID
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from ledger.bootstrap import bootstrap
+from ledger.tables import queries
+from ledger.tables.runner import TableRunner
+from ledger.tables.seat import TableSeat, chip_moves, seat_id_for
+from tests.conftest import Store
+from tests.helpers import raw_rows
+from tests.integration.table_helpers import FakeClock
+from tests.integration.test_http_e2e import CREDENTIALS, OPERATOR, bearer
+from tests.integration.test_http_tables import CONFIG, SHOE
+
+CAP = 12
+
+
+class Table:
+    """An app with table T1 (fake clock, runner ticked by the test) and its own limits."""
+
+    def __init__(self, store: Store, **limits: Any) -> None:
+        self.clock = FakeClock()
+        self.casino = bootstrap(
+            store.settings(**CREDENTIALS, **limits),
+            store.keyring,
+            clock=self.clock,
+            shoe_maker=lambda rules, seed: SHOE,
+        )
+        store.apps.append(self.casino)
+        self.http = TestClient(create_app(self.casino))
+        self.runner = TableRunner(self.casino, "T1", self.clock)
+        self.n = 0
+
+    def post(self, path: str, token: str, body: Any = None) -> Any:
+        self.n += 1
+        headers = {**bearer(token), "Idempotency-Key": f"k{self.n}"}
+        return self.http.post(path, json=body, headers=headers)
+
+    def player(self, name: str) -> tuple[str, str]:
+        self.post("/v1/accounts", OPERATOR, {"player_id": name, "currency": "EUR"})
+        self.post(f"/v1/accounts/{name}/deposits", OPERATOR, {"amount": 100_000})
+        s = self.post("/v1/sessions", OPERATOR, {"player_id": name, "buy_in": 20_000}).json()
+        return s["session_id"], s["token"]
+
+
+@pytest.fixture
+def table(store: Store, request: pytest.FixtureRequest) -> Iterator[Table]:
+    t = Table(store, **getattr(request, "param", {}))
+    with t.http:
+        assert t.post("/v1/tables", OPERATOR, {"table": "T1", "currency": "EUR", "config": CONFIG})
+        yield t
+
+
+def seat(sid: str) -> str:
+    return f"/v1/sessions/{sid}/tables/T1"
+
+
+@pytest.mark.parametrize("table", [{"chip_moves_per_round": CAP}], indirect=True)
+def test_a_bet_undo_loop_stops_at_the_chip_cap_and_writes_nothing_beyond_it(
+    table: Table, store: Store
+) -> None:
+    ann, token = table.player("ann")
+    bob, bob_token = table.player("bob")
+    table.runner.tick(table.clock.now)  # the betting window opens (10 s)
+    before = raw_rows(store)
+    answers = []
+    for i in range(200):
+        path = f"{seat(ann)}/bets" if i % 2 == 0 else f"{seat(ann)}/undo"
+        body = {"bet": "main", "amount": 100} if i % 2 == 0 else None
+        answers.append(table.post(path, token, body))
+    statuses = [r.status_code for r in answers]
+    assert statuses[:CAP] == [200] * CAP
+    assert set(statuses[CAP::2]) == {429}  # every later bet (an undo: nothing to undo, 409)
+    refused = answers[CAP]
+    assert refused.json()["code"] == "chip-limit-reached" and refused.json()["game_code"]
+    assert refused.headers["retry-after"] == "10"  # the window's end (the fake clock stood)
+    # The log grew by the cap's moves only: one seat row a chip (and its opening); two
+    # session rows a chip (the stake or refund, and the round opened or closed: the seat
+    # empties at each undo); one request record a command; none for the refused.
+    written = raw_rows(store)[len(before) :]
+    by_aggregate = Counter(str(UUID(row[1])) for row in written)
+    rnd = queries.find_round(table.casino, answers[0].json()["code"])
+    seat_id = str(seat_id_for(rnd.id, ann))
+    assert by_aggregate[seat_id] == 1 + CAP
+    assert by_aggregate[ann] == 2 * CAP
+    assert len(written) == (1 + CAP) + 2 * CAP + CAP
+    assert chip_moves(table.casino.find(TableSeat, UUID(seat_id))) == CAP
+    # Another seat at the table is not affected.
+    assert table.post(f"{seat(bob)}/bets", bob_token, {"bet": "main", "amount": 100}).is_success
+
+
+@pytest.mark.parametrize("table", [{"chip_moves_per_round": CAP}], indirect=True)
+def test_a_command_that_would_pass_the_cap_is_refused_whole(table: Table, store: Store) -> None:
+    ann, token = table.player("ann")
+    table.runner.tick(table.clock.now)
+    for _ in range(CAP - 1):
+        assert table.post(f"{seat(ann)}/bets", token, {"bet": "main", "amount": 100}).is_success
+    before = raw_rows(store)
+    # ALL SIDE BETS would move four chips: refused, nothing written; one more chip fits.
+    r = table.post(f"{seat(ann)}/all-side-bets", token)
+    assert (r.status_code, r.json()["code"]) == (429, "chip-limit-reached")
+    r = table.post(f"{seat(ann)}/undo-all", token)
+    assert (r.status_code, r.json()["code"]) == (429, "chip-limit-reached")
+    assert raw_rows(store) == before
+    assert table.post(f"{seat(ann)}/bets", token, {"bet": "main", "amount": 100}).is_success
+
+
+@pytest.mark.parametrize("table", [{"session_commands_per_second": 0.5}], indirect=True)
+def test_a_session_beyond_its_command_rate_gets_429_and_nothing_is_run(
+    table: Table, store: Store
+) -> None:
+    ann, token = table.player("ann")
+    bob, bob_token = table.player("bob")
+    table.runner.tick(table.clock.now)
+    assert table.post(f"{seat(ann)}/bets", token, {"bet": "main", "amount": 100}).is_success
+    before = raw_rows(store)
+    answers = [table.post(f"{seat(ann)}/bets", token, {"bet": "main", "amount": 100})]
+    answers += [table.post(f"{seat(ann)}/undo", token) for _ in range(5)]
+    refused = [r for r in answers if r.status_code == 429]
+    assert len(refused) >= 5, [r.status_code for r in answers]  # 2 s a token
+    assert {r.json()["code"] for r in refused} == {"too-many-commands"}
+    assert all(int(r.headers["retry-after"]) >= 1 for r in refused)
+    # Reads are not commands; the other session has its own rate; the operator none.
+    assert table.http.get(seat(ann), headers=bearer(token)).status_code == 200
+    assert table.post(f"{seat(bob)}/bets", bob_token, {"bet": "main", "amount": 100}).is_success
+    rows = raw_rows(store)
+    assert len(rows) > len(before)  # bob's bet
+    assert [r for r in rows[len(before) :] if str(UUID(r[1])) == ann] == []  # none of ann's
