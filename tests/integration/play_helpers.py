@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from tests.conftest import TEST_LIMITS
 from tests.integration.conftest import CHROMIUM, CHROMIUM_ARGS
 
 OPERATOR = "play-operator-" + "o" * 24
@@ -76,6 +77,7 @@ class Server:
 
 def start_server(home: Path) -> Iterator[Server]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CROUPIER_", "POSTGRES_"))}
+    env.update(TEST_LIMITS)  # tests/conftest.py: the session rate lifted for the test run
     env.update(
         CROUPIER_DATA_DIR=str(home / "data"),
         CROUPIER_OPERATOR_TOKEN=OPERATOR,
