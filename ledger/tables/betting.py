@@ -115,8 +115,10 @@ class Betting(TableBase):
         done = 0 if seat is None else chip_moves(seat)
         if done + chips <= self.chip_moves_per_round:
             return
-        assert rnd.deadline is not None  # checked by _betting
-        left = (parse_time(rnd.deadline) - self.clock()).total_seconds()
+        if rnd.deadline is None:  # a window waiting for its first bet: a whole window
+            left = int(rnd.config["betting_ms"]) / 1000
+        else:
+            left = (parse_time(rnd.deadline) - self.clock()).total_seconds()
         raise ChipLimitReached(
             f"{done} chips placed or taken back in {rnd.code}: at most "
             f"{self.chip_moves_per_round} a round",
