@@ -1,7 +1,8 @@
 """The runner's actions (``AdvanceTable``), handler by handler on an in-memory store: open,
-deal, the timeout's automatic decision (seed 002: a total of 11 or less hits, more
-stands), an early close, the dealer, settlement in batches and the finish, a round that
-waits for a first bet; an action not due or stale is refused and changes nothing."""
+deal, the timeout's automatic decisions (seed 002: a total of 11 or less hits, more
+stands; an unanswered insurance declines), an early close, the dealer, settlement in
+batches and the finish, a round that waits for a first bet, and the operator's pause and
+void; an action not due or stale is refused and changes nothing."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from datetime import datetime
 
 from ledger.tables import commands as tc
 from ledger.tables.base import NotDue, Stale
+from ledger.tables.errors import StepClosed
 from ledger.tables.seat import TableSeat, seat_id_for
 from tests.unit.tables.desk import T0, Desk
-from tests.unit.tables.test_decisions import ELEVEN, SEVENTEEN, dealt, finish
+from tests.unit.tables.test_decisions import ACE_UP, ELEVEN, SEVENTEEN, dealt, finish
 
 
 def test_open_starts_a_shoe_and_a_round_with_its_betting_deadline() -> None:
@@ -125,3 +127,30 @@ def test_a_window_with_no_bet_leaves_the_round_waiting_until_a_bet_comes() -> No
     desk.refused(NotDue, desk.tables.advance, tc.AdvanceTable("T1", 1, "deal", 0, _at(desk)))
     desk.later(10_000)
     assert desk.advance("deal")["seats"] == 1
+
+
+def test_at_the_insurance_deadline_a_seat_that_did_not_answer_declines() -> None:
+    desk, [ann] = dealt(ACE_UP)
+    desk.later(5_000)
+    desk.refused(StepClosed, desk.tables.decide, tc.TableDecide(ann, "T1", 0, "insure"))
+    desk.advance("insurance")
+    rnd = desk.round()
+    assert rnd.automatic["0"] == [[str(desk.seat(ann).id), "no-insurance", "timeout"]]
+    assert rnd.peeked and rnd.hole is None and rnd.phase == "step"  # no blackjack: hidden
+
+
+def test_a_pause_freezes_the_deadline_and_a_void_refunds_every_stake() -> None:
+    desk, [ann, bob] = dealt(ELEVEN, 20_000, 20_000)
+    desk.decide(ann, 1, "double")
+    desk.run(desk.tables.pause, tc.PauseTable("T1", "card reader"))
+    desk.later(7_000)
+    desk.refused(NotDue, desk.tables.advance, tc.AdvanceTable("T1", 1, "step", 1, _at(desk)))
+    out = desk.run(desk.tables.resume, tc.ResumeTable("T1"))
+    assert datetime.fromisoformat(out["deadline"]) == T0.replace(second=22)  # 15 s + 7 s
+    code = desk.round().code
+    void = tc.VoidTableRound("T1", code, "card reader fault", "INC-7")
+    assert desk.run(desk.tables.void, void)["refunded"] == 3_000
+    assert desk.balance(ann) == desk.balance(bob) == 20_000
+    assert desk.seat(ann).status == "voided" and desk.session(ann).open_round is None
+    assert desk.run(desk.tables.void, void)["already_voided"] is True  # once
+    assert desk.open()["round"] == 2
