@@ -56,12 +56,12 @@ class Server:
         assert r.status_code < 300, (path, r.status_code, r.text)
         return r.json()
 
-    def player(self, name: str) -> str:
-        """A player with an account and an open session of ``BUY_IN``; its token."""
+    def player(self, name: str, buy_in: int = BUY_IN) -> str:
+        """A player with an account and an open session of ``buy_in``; its token."""
         self.op("POST", "/v1/accounts", {"player_id": name, "currency": "EUR"})
         self.op("POST", f"/v1/accounts/{name}/deposits", {"amount": 10 * BUY_IN})
         opened = self.op(
-            "POST", "/v1/sessions", {"player_id": name, "buy_in": BUY_IN, "currency": "EUR"}
+            "POST", "/v1/sessions", {"player_id": name, "buy_in": buy_in, "currency": "EUR"}
         )
         self.tokens[name] = opened["token"]
         self.sessions[name] = opened["session_id"]

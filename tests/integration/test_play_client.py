@@ -165,6 +165,9 @@ def test_two_players_and_a_spectator_play_live_blackjack_and_chat(
             " || document.getElementById('blackjack').dataset.phase !== 'betting'"
         )
         if len(played) == 1:
+            # seed 002's traffic light: yellow when betting is nearly over, red once closed
+            spy.page.wait_for_selector("#bj-light[data-light=yellow]", timeout=15_000)
+            spy.page.wait_for_selector("#bj-light[data-light=red]", timeout=15_000)
             ann.page.evaluate("croupier.blackjack.drop(1500)")  # a lost connection, mid-round
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -367,6 +370,33 @@ def test_red_dog_with_a_raise_and_four_line_poker_with_a_double_up_on_a_phone(
     assert '"double"' in dump(detail) or '"pick"' in dump(detail), detail
     assert page.locator("#vp-steps li").count() >= 1
     cy.shot("poker-settled-phone")
+    # multi-hand (seed 004): three hands of two coins, the proposed holds, drawn
+    page.select_option("#vp-variant", "jb-multi")
+    page.select_option("#vp-lines", "3")
+    page.click("#vp-bet-one")  # 2 coins (Bet one counts 1 to 5, then 1 again)
+    page.click("#vp-bet-one")
+    page.click("#vp-bet-one")
+    page.click("#vp-bet-one")
+    page.click("#vp-bet-one")  # round the counter: 1 coin again
+    page.click("#vp-bet-one")
+    assert page.inner_text("#vp-coins") == "2"
+    assert page.inner_text("#vp-bet") == "€0.60"
+    page.click("#vp-deal")
+    page.wait_for_selector("#poker[data-phase=dealt]")
+    held = page.locator("#vp-hand button[aria-pressed=true]").count()
+    multi = page.inner_text("#vp-code")
+    proposed = server.client.get(
+        f"/v1/sessions/{server.sessions['cy']}/round",
+        headers={"Authorization": f"Bearer {server.tokens['cy']}"},
+    ).json()["round"]["view"]["recommended"]
+    assert held == len(proposed)  # the proposed holds are pre-selected
+    page.click("#vp-draw")
+    page.wait_for_function("() => document.getElementById('poker').dataset.phase !== 'dealt'")
+    if cy.attr("#poker", "data-status") == "open":
+        page.click("#vp-collect")
+    page.wait_for_selector("#poker[data-status=settled]")
+    assert page.locator("#vp-lines-out > li").count() == 3
+    assert server.op("GET", f"/v1/rounds/{multi}")["status"] == "settled"
     # the page's balance is the ledger's
     balance = server.op("GET", f"/v1/sessions/{server.sessions['cy']}")["balance"]
     assert page.get_attribute("#balance", "data-minor") == str(balance)
@@ -396,6 +426,16 @@ def test_the_client_passes_axe_and_plays_by_keyboard_at_desktop_and_phone_widths
     spy = Page(chromium, server.spectator_url(), bypass_csp=True)
     assert axe_violations(spy.page) == []
     spy.close()
+    # seed 002: only the chips the balance covers are enabled (a €30 session: not €100)
+    server.player("eve", buy_in=3_000)
+    eve = Page(chromium, server.url("eve"))
+    eve.page.wait_for_selector("#blackjack[data-phase=betting]")
+    eve.page.wait_for_selector("#bj-chips button[data-chip='2500']:not([disabled])")
+    enabled = eve.page.eval_on_selector_all(
+        "#bj-chips button", "bs => bs.map(b => [Number(b.dataset.chip), !b.disabled])"
+    )
+    assert enabled == [[100, True], [500, True], [2500, True], [10000, False]]
+    eve.close()
     # the keyboard alone: to the Red Dog tab, the bet, Deal; every control is reachable
     dee = Page(chromium, server.url("dee"))
     page = dee.page
