@@ -201,18 +201,22 @@ def test_two_players_and_a_spectator_play_live_blackjack_and_chat(
                     if choice == "cash-out":
                         done.add("cash-out")
             time.sleep(0.15)
-        if timed_out == code:
+        # what counts is what the ledger recorded (a click after its window closed is
+        # answered by the automatic action, and tried again in the next round)
+        settle_all(server, [code])
+        ann_seat, bob_seat = seat_of(server, code, "ann"), seat_of(server, code, "bob")
+        done.discard("double-or-split")
+        done.discard("cash-out")
+        if any(applied(s, ("double", "split")) for s in seats(server, played, "ann")):
+            done.add("double-or-split")
+        if any(applied(s, ("cash-out",)) for s in seats(server, played, "bob")):
+            done.add("cash-out")
+        if timed_out == code and any(
+            d["automatic"] == "timeout" for d in ann_seat["decisions"].values()
+        ):
             done.add("timeout")
-        if seat_of(server, code, "ann").get("bets", {}).get("perfect-pairs"):
+        if ann_seat["bets"].get("perfect-pairs") and bob_seat["bets"].get("hot-3"):
             done.add("side-bet")
-
-    # -- what the ledger says happened is what the pages did
-    ann_seats = [seat_of(server, c, "ann") for c in played]
-    bob_seats = [seat_of(server, c, "bob") for c in played]
-    assert any(dump(s).count('"double"') or dump(s).count('"split"') for s in ann_seats)
-    assert any('"cash-out"' in dump(s) for s in bob_seats)
-    assert timed_out is not None
-    assert "timeout" in dump(seat_of(server, timed_out, "ann")).lower()
     settle_all(server, played)
     for name, p in pages.items():
         sid = server.sessions[name]
@@ -265,6 +269,17 @@ def test_two_players_and_a_spectator_play_live_blackjack_and_chat(
     for p in (ann, bob, spy):
         assert p.errors == []
         p.close()
+
+
+def seats(server: Server, codes: list[str], player: str) -> list[dict[str, Any]]:
+    return [seat_of(server, c, player) for c in codes]
+
+
+def applied(seat: dict[str, Any], kinds: tuple[str, ...]) -> bool:
+    """Whether the player chose one of ``kinds`` and the ledger applied it."""
+    return any(
+        d["decision"] in kinds and d["automatic"] is None for d in seat["decisions"].values()
+    )
 
 
 TABLE_TYPES = {
@@ -322,8 +337,11 @@ def test_red_dog_with_a_raise_and_four_line_poker_with_a_double_up_on_a_phone(
     page.fill("#rd-bet", "2.00")
     raised = None
     for _ in range(20):
+        before = page.inner_text("#rd-code")
         page.click("#rd-deal")
-        page.wait_for_function("() => document.getElementById('reddog').dataset.status")
+        page.wait_for_function(
+            "c => document.getElementById('rd-code').textContent !== c", arg=before
+        )
         if cy.attr("#reddog", "data-phase") == "decide":
             raised = str(cy.attr("#rd-code", "textContent") or page.inner_text("#rd-code"))
             page.fill("#rd-raise-amount", "2.00")
