@@ -13,7 +13,8 @@ server its headers only:
   token bucket with a burst of twice its rate: 429 with ``Retry-After`` when empty;
 - a game session's commands (``POST``) count against the session
   (``session_commands_per_second``, burst twice that): 429 ``too-many-commands`` with
-  ``Retry-After``, before the command is read or run, so a refused one changes nothing;
+  ``Retry-After``, before the command is run, so a refused one changes nothing; the
+  answer is held for :data:`HOLD_SECONDS` on a kept connection (a flood costs little);
 - a body larger than ``max_body_bytes`` is answered 413: by its ``Content-Length``
   before reading it, or, for a chunked body, as soon as more than that has arrived.
 """
@@ -28,6 +29,8 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+import anyio
+
 from api.auth import Caller, Credentials
 
 Scope = MutableMapping[str, Any]
@@ -38,6 +41,10 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 RATE_LIMITED = (429, "rate-limited")
 TOO_MANY_COMMANDS = (429, "too-many-commands")
+HOLD_SECONDS = 1.0
+"""A session over its command rate waits this long for its 429 (on a kept connection): a
+script that ignores ``Retry-After`` gets one refusal a second per connection, each
+costing the server almost nothing, instead of as many as it can send."""
 MAX_KEYS = 100_000  # buckets kept (least recently used dropped): memory stays bounded
 
 
@@ -120,8 +127,14 @@ class Guard:
             if caller.session_id is not None and scope["method"] == "POST":
                 wait = self.commands.take(caller.session_id)
                 if wait:
+                    kept = await _drain(receive, headers, self.max_body)
+                    await anyio.sleep(HOLD_SECONDS)
                     await _too_many(
-                        send, wait, "too many commands in this session", TOO_MANY_COMMANDS
+                        send,
+                        wait,
+                        "too many commands in this session",
+                        TOO_MANY_COMMANDS,
+                        close=not kept,
                     )
                     return
         length = headers.get(b"content-length")
@@ -176,24 +189,50 @@ def _stream_token(scope: Scope) -> bytes | None:
 
 
 async def _reply(
-    send: Send, status: int, code: str, message: str, headers: dict[str, str] | None = None
+    send: Send,
+    status: int,
+    code: str,
+    message: str,
+    headers: dict[str, str] | None = None,
+    close: bool = True,
 ) -> None:
     body = json.dumps({"code": code, "message": message}).encode()
     raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     raw += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
-    # Close the connection: the unread body must not be taken for the next request.
-    raw.append((b"connection", b"close"))
+    if close:  # the unread body must not be taken for the next request
+        raw.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": body})
 
 
+async def _drain(receive: Receive, headers: dict[bytes, bytes], limit: int) -> bool:
+    """Read and drop a request's body of at most ``limit`` bytes announced by its
+    ``Content-Length``, so its connection can be kept; False if it cannot be."""
+    if headers.get(b"transfer-encoding") is not None:
+        return False
+    length = headers.get(b"content-length", b"0")
+    if not length.isdigit() or int(length) > limit:
+        return False
+    more = int(length) > 0
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            return False
+        more = bool(message.get("more_body"))
+    return True
+
+
 async def _too_many(
-    send: Send, wait: float, message: str, refusal: tuple[int, str] = RATE_LIMITED
+    send: Send,
+    wait: float,
+    message: str,
+    refusal: tuple[int, str] = RATE_LIMITED,
+    close: bool = True,
 ) -> None:
     retry = max(1, math.ceil(wait))
     status, code = refusal
     text = f"{message}; retry after {retry} s"
-    await _reply(send, status, code, text, {"retry-after": str(retry)})
+    await _reply(send, status, code, text, {"retry-after": str(retry)}, close)
 
 
 async def _too_large(send: Send, limit: int) -> None:
