@@ -7,11 +7,15 @@ and only the comparison with what the rules pay catches it. An honest log never 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 
+from api.app import create_app
 from audit_cli.checker import Report
 from audit_cli.main import main as audit_main
 from audit_cli.reexec import MoneyFinding
@@ -27,7 +31,8 @@ from tests.integration.forge import DROP, KEEP, TOPIC, payload, rewrite
 from tests.integration.table_helpers import Live
 from tests.integration.test_http_e2e import OPERATOR
 from tests.integration.test_table_shoe import ONE_DECK, POLICY, play_a_round
-from tests.seamless_support import seamless
+from tests.seamless_support import Seamless, open_casino
+from tests.wallet_fakes import wallet_over_http
 
 FORGED = 1_000
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -266,10 +271,10 @@ def test_an_honest_live_shoe_re_executes_clean_from_the_cards_shown(store: Store
 
 
 def test_an_honest_revealed_shoe_re_executes_clean_and_its_cards_are_checked(
-    sqlite_store: Store,
+    store: Store,
 ) -> None:
-    _, _, played = table_log(sqlite_store, None)
-    report = verify(sqlite_store, jobs=2)
+    _, _, played = table_log(store, None)
+    report = verify(store, jobs=2)
     assert report.ok, report.findings
     assert report.rounds is not None
     assert report.rounds["table_rounds_cards_checked"] == len(played) >= 3
@@ -357,10 +362,23 @@ def test_voided_rounds_re_execute_clean_on_the_session_and_on_the_account(store:
     assert report.rounds is not None and report.rounds["rounds_reexecuted"] >= 3
 
 
-def test_seamless_rounds_re_execute_clean(tmp_path: Path) -> None:
+@contextmanager
+def seamless_on(store: Store, tmp_path: Path) -> Iterator[Seamless]:
+    """``tests.seamless_support.seamless`` on this test's store (SQLite or PostgreSQL)."""
+    (tmp_path / "wallet").mkdir()
+    with wallet_over_http(tmp_path / "wallet", read_timeout=1.0) as wallet:
+        casino = open_casino(store.data_dir, wallet.client, store.database_url)
+        try:
+            with TestClient(create_app(casino)) as http:
+                yield Seamless(wallet, casino, http, store.data_dir)
+        finally:
+            casino.close()
+
+
+def test_seamless_rounds_re_execute_clean(store: Store, tmp_path: Path) -> None:
     """Seamless sessions: the stakes and wins move between the operator's wallet and the
     house, a void rolls back every debit; each is compared like a transfer session's."""
-    with seamless(tmp_path) as s:
+    with seamless_on(store, tmp_path) as s:
         sid, token = s.open("sam", 100_000)
         codes = set()
         for _ in range(6):
@@ -381,7 +399,7 @@ def test_seamless_rounds_re_execute_clean(tmp_path: Path) -> None:
                 break
         s.deliver()
         s.casino.seal()
-        db = str(s.data_dir / "casino.sqlite")
-        report = verify_db(db, default_keys(db), jobs=1)
+        key = s.casino.keyring.public_keys[s.casino.keyring.signing_kid]
+        report = verify_db(store.db, jobs=1, pin="SHA256:" + fingerprint(key))
     assert report.ok, report.findings
     assert report.rounds is not None and report.rounds["rounds_reexecuted"] >= len(codes) + 1
