@@ -36,6 +36,7 @@ from api import (
     table_operator,
     table_stream,
     tables,
+    totals,
     viewer,
 )
 from api.auth import Credentials, load_credentials
@@ -149,6 +150,7 @@ def create_app(
     app.include_router(spectators.router)
     app.include_router(operator.router)
     app.include_router(statement.router)
+    app.include_router(totals.router)
     app.include_router(currencies.router)
     app.include_router(auditor.router)
     app.include_router(reports.router)

@@ -3,8 +3,8 @@
 Computed by the same code as ``audit-cli report``, from this server's raw log (the rows
 and their envelopes, not the application's state), so the online figures and an
 auditor's offline ones cannot differ. It reads the whole log on each request: a report is
-asked for daily, not per round (the per-day totals projection will answer it once it is
-there).
+asked for daily, not per round, and an auditor trusts no view. The operator's daily
+figures are read from the daily totals view instead (``GET /v1/totals/daily``).
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ PLAYERS, SEAMLESS, THREADS = 50, 5, 8
 def play_log(folder: Path, events: int) -> Path:
     """A SQLite store of at least ``events`` events played through the commands (kept)."""
     done = folder / f"played-{events}"
-    if (done / "casino.sqlite").exists():
+    if (done / "data" / "casino.sqlite").exists():
         return done
     from tests.wallet_fakes import wallet_over_http
 
@@ -132,7 +132,9 @@ def sqlite_copy(played: Path, events: int, into: Path) -> Settings:
     source.backup(target)
     source.close()
     names = [r[0] for r in target.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-    target.execute("DROP TRIGGER IF EXISTS stored_events_no_delete")
+    triggers = target.execute("SELECT name FROM sqlite_master WHERE type='trigger'").fetchall()
+    for (trigger,) in triggers:
+        target.execute(f"DROP TRIGGER {trigger}")  # the store puts them back when it opens
     target.execute("DELETE FROM stored_events WHERE rowid > ?", (events,))
     target.execute("DELETE FROM stored_snapshots")
     for name in names:

@@ -484,6 +484,91 @@ def benchmarks_page(results: Path | None = None) -> str:
     return "".join(out)
 
 
+# -- the read side's figures ---------------------------------------------------------------
+
+READ_SIDE_QUERIES = {
+    "statement_page": "a player's first statement page (50 lines)",
+    "late_page": "the first page of a player who joined last",
+    "balances": "a player's balances (account and sessions)",
+    "recon_page": "first reconciliation page (50 wallet transactions)",
+    "recon_late": "a reconciliation page from a cursor near the end",
+}
+
+
+def read_side_page(results: Path | None = None) -> str:
+    """The tables of docs/read-side-figures.md, from the newest recorded runs of
+    bench/bench_read_side.py (one per store and kind of run)."""
+    folder = results or ROOT / "bench" / "results"
+    path = folder / "bench_read_side.jsonl"
+    runs = (
+        [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+        if (path.exists())
+        else []
+    )
+    out = [
+        HEADER.format(source="bench/results/bench_read_side.jsonl"),
+        "# Read side: measured figures\n\n",
+        "What `bench/bench_read_side.py` measured in its newest recorded runs (every run is\n",
+        "also listed, whole, in [Benchmarks](benchmarks.md)). The design these figures\n",
+        "test is in [Read models](read-models.md). Times are milliseconds, in process, the\n",
+        "way the HTTP routes run the query; p99 is the median over the run's rounds of each\n",
+        "round's p99, with the lowest and highest beside it.\n",
+    ]
+    newest: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        newest[run.get("run", "").split(" sizes=")[0]] = run
+    queries = [r for k, r in newest.items() if k.startswith("queries ")]
+    lags = [r for k, r in newest.items() if k.startswith("lag ")]
+    if not queries and not lags:
+        out.append("\nNo run has been recorded yet.\n")
+    for run in queries:
+        figures = run["figures"]
+        sizes = sorted({int(k.split(":")[0]) for k in figures if ":" in k})
+        store = run["run"].split()[1]
+        out.append(f"\n## Queries on {store}\n\n")
+        out.append(
+            f"`{_cell(run['command'])}`, {run['date']}, load {run['load']['before'][:1]} → "
+            f"{run['load']['after'][:1]}.\n\n"
+        )
+        head = " | ".join(f"{n:,} events p50 / p99 (spread)" for n in sizes)
+        out.append(f"| query | {head} | p99 ratio |\n|---|{'---|' * len(sizes)}---|\n")
+        for name, meaning in READ_SIDE_QUERIES.items():
+            cells = []
+            for n in sizes:
+                low, high = figures.get(f"{n}:{name}_p99_spread_ms", ["?", "?"])
+                cells.append(
+                    f"{figures.get(f'{n}:{name}_p50_ms')} / {figures.get(f'{n}:{name}_p99_ms')}"
+                    f" ({low}–{high})"
+                )
+            ratio = next((v for k, v in figures.items() if k.startswith(f"{name}_p99_ratio")), "?")
+            out.append(f"| {meaning} | {' | '.join(cells)} | {ratio} |\n")
+        built = " | ".join(f"{figures.get(f'{n}:views_built_s')} s" for n in sizes)
+        out.append(f"| views built from the log (all three) | {built} | |\n")
+        base = run.get("baseline") or {}
+        for name, meaning in (
+            ("old_page_ms", "before: a first page, folding the log from its first row"),
+            ("old_balances_ms", "before: the balances, folding the log from its first row"),
+        ):
+            cells = [str(base.get(f"{n}:{name}", "?")) for n in sizes]
+            out.append(f"| {meaning} | {' | '.join(cells)} | |\n")
+    if lags:
+        out.append("\n## Lag and CPU under load\n\n")
+        out.append(
+            "| store | command | commands/s | lag p50 / p99 / max (ms) | views' CPU per "
+            "command (ms) | commands' CPU per command (ms) | views' share |\n"
+            "|---|---|---|---|---|---|---|\n"
+        )
+        for run in lags:
+            f = run["figures"]
+            out.append(
+                f"| {run['run'].split()[1]} | `{_cell(run['command'])}` | {f['commands_per_s']}"
+                f" | {f['lag_p50_ms']} / {f['lag_p99_ms']} / {f['lag_max_ms']}"
+                f" | {f['views_cpu_ms_per_command']} | {f['command_cpu_ms_per_command']}"
+                f" | {f['views_cpu_share']} |\n"
+            )
+    return "".join(out)
+
+
 # -- all pages ----------------------------------------------------------------------------
 
 
@@ -502,6 +587,7 @@ def pages() -> dict[Path, Callable[[], str]]:
         DOCS / "reference" / "openapi.json": lambda: json.dumps(spec(), indent=1) + "\n",
         DOCS / "reference" / "http-api.md": lambda: http_api_page(spec()),
         DOCS / "benchmarks.md": benchmarks_page,
+        DOCS / "read-side-figures.md": read_side_page,
     }
 
 

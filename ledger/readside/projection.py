@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 BATCH = 500
 """Events read per step (and at most applied per transaction)."""
+CACHE_ROWS = 20_000
+"""Rows a projection keeps between batches (a few MiB): the players, sessions and rounds
+being played now; the view holds the rest."""
 
 
 class Store:
@@ -149,7 +152,7 @@ class Projection:
         self,
         app: LogApp,
         projector: Projector,
-        cache_rows: int = 100_000,
+        cache_rows: int = CACHE_ROWS,
         source: Source | None = None,
     ) -> None:
         self.app = app

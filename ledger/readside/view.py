@@ -255,7 +255,7 @@ class Rows:
     view's). ``complete``: every row is held (a view built from empty by this process,
     nothing evicted yet), so a miss is a row that does not exist."""
 
-    def __init__(self, view: View, size: int = 100_000) -> None:
+    def __init__(self, view: View, size: int = 20_000) -> None:
         self.view = view
         self.size = size
         self.position = -1

@@ -231,3 +231,50 @@ def test_the_daily_totals_view_equals_the_reports_utc_days(
         assert app.readside["totals"].check().differences == []
     finally:
         app.close()
+
+
+def test_http_reads_say_their_position_and_read_a_commands_own_write(store: Store) -> None:
+    """A command's answer carries X-Log-Position; a read at that position sees it; the
+    balances and daily totals come from the views; a bad day or an unknown player is a
+    typed error that changes nothing."""
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+    from api.auth import Credentials
+
+    app = store.open()
+    creds = Credentials(
+        "op-token-0123456789abcdef", "au-token-0123456789abcdef", b"s" * 32, "t", "t"
+    )
+    auth = {"Authorization": "Bearer op-token-0123456789abcdef"}
+    with TestClient(create_app(app, credentials=creds)) as http:
+        opened = http.post(
+            "/v1/accounts",
+            json={"player_id": "hal", "currency": "EUR"},
+            headers={**auth, "Idempotency-Key": "open-hal"},
+        )
+        assert opened.status_code == 201, opened.text
+        dep = http.post(
+            "/v1/accounts/hal/deposits",
+            json={"amount": 1234},
+            headers={**auth, "Idempotency-Key": "dep-hal"},
+        )
+        position = int(dep.headers["X-Log-Position"])
+        assert position >= int(opened.headers["X-Log-Position"]) > 0
+        page = http.get(f"/v1/accounts/hal/statement?at_least={position}", headers=auth).json()
+        assert page["position"] >= position
+        assert [ln["amount"] for ln in page["lines"]] == [1234]
+        got = http.get("/v1/accounts/hal/balances", headers=auth).json()
+        assert got["balance"] == got["account_balance"] == 1234
+        assert [x["balance"] for x in got["ledgers"]] == [1234] and got["position"] >= position
+        assert http.get("/v1/accounts/nobody/balances", headers=auth).json()["code"] == (
+            "account-not-found"
+        )
+        days = http.get("/v1/totals/daily", headers=auth).json()
+        assert days["days"] == [] and days["position"] >= position  # no round played yet
+        before = app.recorder.max_notification_id()
+        bad = http.get("/v1/totals/daily?from=yesterday", headers=auth)
+        assert bad.status_code == 422
+        far = http.get(f"/v1/accounts/hal/balances?at_least={position + 10**6}", headers=auth)
+        assert far.status_code == 503 and far.json()["code"] == "position-not-reached"
+        assert app.recorder.max_notification_id() == before  # the refusals wrote nothing
