@@ -116,7 +116,6 @@ def watch(
     """What everyone at the table sees now: no seat, no session, no balance."""
     t = queries.table(app, table)
     rnd = queries.current_round(app, t)
-    view = queries.session_view(app, table, "00000000-0000-0000-0000-000000000000")
     stats: list[dict[str, Any]] = []
     if rnd is not None and rnd.phase in ("insurance", "step") and not rnd.closed:
         step = 0 if rnd.phase == "insurance" else rnd.step
@@ -126,7 +125,7 @@ def watch(
         {
             "table": table,
             "currency": t.currency,
-            "round": view["round"],
+            "round": None if rnd is None else queries.round_view(rnd),
             "statistics": stats,
             "server_time": now,
         }

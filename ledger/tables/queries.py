@@ -141,6 +141,22 @@ def _statistics(
     return [{"decision": o, "players": int(counts.get(o, 0))} for o in mine["options"]]
 
 
+def round_view(rnd: TableRound) -> dict[str, Any]:
+    """What every client of the table sees of the round (a spectator too): phase, step,
+    server deadline, the cards shown, the number of seats; never a seat."""
+    return {
+        "number": rnd.number,
+        "code": rnd.code,
+        "phase": rnd.phase,
+        "step": rnd.step if rnd.phase == "step" else (0 if rnd.phase == "insurance" else None),
+        "deadline": rnd.deadline,
+        "paused": rnd.paused_at is not None,
+        "started_at": rnd.started_at,
+        "cards": _shared_cards(rnd),
+        "seats": len(rnd.seats),
+    }
+
+
 def session_view(
     app: Any, name: str, session_id: str, show_cash_out: bool = True
 ) -> dict[str, Any]:
@@ -163,17 +179,7 @@ def session_view(
     if rnd is None:
         return view
     rules = rules_of(rnd.config)
-    view["round"] = {
-        "number": rnd.number,
-        "code": rnd.code,
-        "phase": rnd.phase,
-        "step": rnd.step if rnd.phase == "step" else (0 if rnd.phase == "insurance" else None),
-        "deadline": rnd.deadline,
-        "paused": rnd.paused_at is not None,
-        "started_at": rnd.started_at,
-        "cards": _shared_cards(rnd),
-        "seats": len(rnd.seats),
-    }
+    view["round"] = round_view(rnd)
     record = app.find(TableSeat, seat_id_for(rnd.id, session_id))
     if record is not None:
         dealt = str(record.id) in rnd.seats
