@@ -14,7 +14,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ledger.errors import PositionNotReached
-from ledger.readside.projection import Projection, Projector, Source
+from ledger.readside.projection import Projection, Projector, Source, step_together
 from ledger.readside.view import View
 
 if TYPE_CHECKING:
@@ -73,13 +73,19 @@ class ReadSide:
         return position
 
     def catch_up(self) -> int:
-        """Every view brought to the log's head; the lowest position reached. The views
-        step together, so each batch of the log is read and opened once for all of them."""
+        """Every view brought to the log's head; the lowest position reached. Views at the
+        same position step together (:func:`step_together`: one read of the log, one
+        transaction); a view behind the others steps alone until it joins them."""
         views = list(self.projections.values())
         head = views[0].head()
-        positions = [p.position() for p in views]
-        while min(positions) < head:
-            positions = [
-                p.step(head) if at < head else at for p, at in zip(views, positions, strict=True)
-            ]
-        return min(positions)
+        while True:
+            positions = [p.position() for p in views]
+            start = min(positions)
+            if start >= head:
+                return start
+            behind = [p for p, at in zip(views, positions, strict=True) if at == start]
+            if len(behind) == len(views):
+                step_together(views, start, head)
+            else:
+                for p in behind:
+                    p.step(head)

@@ -185,13 +185,20 @@ class Projection:
         """The events after ``after`` (at most :data:`BATCH`, none after ``head``) that
         the projector wants, opened; and the position reading them reaches."""
         end, notes = self.source.read(after, head, self.projector.topics)
+        return end, self.wanted(notes)
+
+    def wanted(self, notes: Sequence[Any]) -> list[Event]:
+        """The notifications the projector wants, opened."""
+        topics = self.projector.topics
         wanted = []
         for note in notes:
+            if topics and note.topic not in topics:
+                continue
             if self.projector.wants(note.topic, note.state):
                 doc = self.source.open(note)
                 if doc is not None:
                     wanted.append((note.id, str(note.originator_id), note.topic, doc))
-        return end, wanted
+        return wanted
 
     def step(self, head: int | None = None) -> int:
         """Apply the next batch; the view's position after it."""
@@ -280,6 +287,37 @@ def _order(key: Key) -> tuple[str, ...]:
     return tuple(str(k) for k in key)
 
 
-def catch_up_all(projections: Sequence[Projection], until: int | None = None) -> int:
-    """Every projection caught up; the lowest position reached."""
-    return min((p.catch_up(until) for p in projections), default=0)
+def step_together(views: Sequence[Projection], start: int, head: int) -> int:
+    """One batch for every view at position ``start``, in one transaction: the log read
+    and opened once, every view's rows and tracking record committed together (one
+    commit where each view alone would take one each). The position after it."""
+    locks = [p.lock for p in views]
+    for lock in locks:
+        lock.acquire()
+    try:
+        end, notes = views[0].source.read(start, head, ())
+        batches = [p.wanted(notes) for p in views]
+        try:
+            with views[0].view.transaction() as c:
+                for p in views:
+                    if p.view.lock(c) != start:
+                        raise Moved
+                for p, events in zip(views, batches, strict=True):
+                    p.rows.begin(c, start)
+                    for seq, oid, topic, doc in events:
+                        p.projector.apply(p.rows, seq, oid, topic, doc)
+                    p.rows.flush()
+                    p.view.track(c, end)
+        except BaseException as e:
+            for p in views:
+                p.rows.abandon()
+            if isinstance(e, Moved):
+                return start  # another process moved a view: each steps from its own
+            raise
+        for p, events in zip(views, batches, strict=True):
+            p.rows.committed(end)
+            p.applied += len(events)
+        return end
+    finally:
+        for lock in reversed(locks):
+            lock.release()
