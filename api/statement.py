@@ -22,7 +22,7 @@ from api.common import ERRORS, casino
 from api.schemas import PLAYER_ID_PATTERN
 from ledger.casino import Casino
 from ledger.errors import AccountNotFound
-from ledger.statement import Statements, statements
+from ledger.statement import statements
 
 router = APIRouter(
     prefix="/v1", tags=["operator"], dependencies=[Depends(auth.operator)], responses=ERRORS
@@ -73,9 +73,8 @@ class Balances(BaseModel):
     position: int = Field(description=POSITION)
 
 
-def _known(book: Statements, player_id: str) -> dict[str, int]:
+def _known(totals: dict[str, int] | None, player_id: str) -> dict[str, int]:
     """The player's totals in the view; a typed 404 for a player it does not know."""
-    totals = book.totals(player_id)
     if totals is None:
         raise AccountNotFound(f"no account for player {player_id!r}", player_id=player_id)
     return totals
@@ -92,8 +91,8 @@ def account_statement(
     """Every movement of the player's money, oldest first, with its time, round code and
     the running balances (the player's money, the account's, the session's)."""
     book = statements(app, at_least)
-    _known(book, player_id)
-    page = book.lines(player_id, after, limit + 1)
+    totals, page = book.page(player_id, after, limit + 1)
+    _known(totals, player_id)
     more = len(page) > limit
     page = page[:limit]
     return StatementPage(
@@ -113,8 +112,8 @@ def account_balances(
     """The player's money now: the account and each game session, from the statement
     view (the same running balances as the statement's last line)."""
     book = statements(app, at_least)
-    totals = _known(book, player_id)
-    ledgers = book.balances(player_id)
+    found, ledgers = book.ledgers(player_id)
+    totals = _known(found, player_id)
     return Balances(
         player_id=player_id,
         ledgers=[LedgerBalance(ledger=k, balance=v) for k, v in ledgers.items()],

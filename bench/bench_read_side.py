@@ -189,15 +189,11 @@ def drop_schema(schema: str) -> None:
 
 
 def statement_page(app: Casino, player: str) -> int:
-    book = statements(app)
-    book.totals(player)
-    return len(book.lines(player, 0, 51))
+    return len(statements(app).page(player, 0, 51)[1])  # as GET .../statement does
 
 
 def balances(app: Casino, player: str) -> int:
-    book = statements(app)
-    book.totals(player)
-    return len(book.balances(player))
+    return len(statements(app).ledgers(player)[1])  # as GET .../balances does
 
 
 def old_page(app: Casino, player: str) -> int:

@@ -202,10 +202,33 @@ class Statements:
         (``account_balance``), or None for a player the view does not know."""
         view = self._view()
         with view.transaction(commit=False) as c:
-            found = view.get(c, PLAYERS, (player,))
-        if found is None:
-            return None
-        return {"balance": found["balance"], "account_balance": found["account_balance"]}
+            return _totals(view, c, player)
+
+    def page(
+        self, player: str, after: int = 0, limit: int | None = None
+    ) -> tuple[dict[str, int] | None, list[Line]]:
+        """:meth:`totals` and :meth:`lines` read together (one transaction)."""
+        view = self._view()
+        tail = "ORDER BY seq" + ("" if limit is None else f" LIMIT {int(limit)}")
+        with view.transaction(commit=False) as c:
+            totals = _totals(view, c, player)
+            rows = view.select(c, LINES, "player = ? AND seq > ?", (player, after), tail)
+        return totals, [line_of(r) for r in rows]
+
+    def ledgers(self, player: str) -> tuple[dict[str, int] | None, dict[str, int]]:
+        """:meth:`totals` and :meth:`balances` read together (one transaction)."""
+        view = self._view()
+        with view.transaction(commit=False) as c:
+            totals = _totals(view, c, player)
+            rows = view.select(c, LEDGERS, "player = ?", (player,), "ORDER BY owned, ord")
+        return totals, {r["ledger"]: r["balance"] for r in rows}
+
+
+def _totals(view: Any, c: Any, player: str) -> dict[str, int] | None:
+    found = view.get(c, PLAYERS, (player,))
+    if found is None:
+        return None
+    return {"balance": found["balance"], "account_balance": found["account_balance"]}
 
 
 def statements(app: LogApp, at_least: int | None = None) -> Statements:
