@@ -224,6 +224,8 @@ export class Blackjack {
     if (dealer.length === 1 && !last && r.phase !== "settled") dealer.push(null); // the hole card
     fillCards($("bj-dealer"), dealer);
     fillCards($("bj-shared"), cards.player);
+    fillCards($("bj-steps"), cards.steps || []); // each step's card, once its step closed
+    $("bj-steps-row").hidden = !(cards.steps && cards.steps.length);
     if (!this.c.spectator) {
       this.c.setBalance(st.balance);
       this.renderSeat();
