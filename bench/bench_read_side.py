@@ -57,6 +57,7 @@ from record import Run  # noqa: E402
 from ledger.bootstrap import bootstrap  # noqa: E402
 from ledger.casino import Casino  # noqa: E402
 from ledger.checkpoints import feed_opened  # noqa: E402
+from ledger.errors import LedgerError  # noqa: E402
 from ledger.readside.runner import Runner  # noqa: E402
 from ledger.readside.wallet import page  # noqa: E402
 from ledger.seamless.commands import OpenSeamlessSession  # noqa: E402
@@ -102,9 +103,12 @@ def play_log(folder: Path, events: int) -> Path:
                 mine, n = sessions[first::THREADS], 0
                 while int(app.recorder.max_notification_id() or 0) < events:
                     for sid in mine:
-                        r = app.red_dog_bet(f"{sid}-bet-{n}", sid, 100)
-                        if r["status"] == "open":
-                            app.red_dog_see(f"{sid}-see-{n}", sid)
+                        try:
+                            r = app.red_dog_bet(f"{sid}-bet-{n}", sid, 100)
+                            if r["status"] == "open":
+                                app.red_dog_see(f"{sid}-see-{n}", sid)
+                        except LedgerError as e:  # a seamless stake rolled back: play on
+                            print(f"{sid} round {n}: {e.code}", flush=True)
                     n += 1
 
             with ThreadPoolExecutor(THREADS) as pool:
