@@ -77,9 +77,13 @@ class ReadSide:
         same position step together (:func:`step_together`: one read of the log, one
         transaction); a view behind the others steps alone until it joins them."""
         views = list(self.projections.values())
-        head = views[0].head()
+        names = [p.view.tracking_name for p in views]
+        head, found = views[0].view.positions(names)
+        if not found:  # no tracking row yet (the views' tables made elsewhere)
+            head = views[0].head()
         while True:
-            positions = [p.position() for p in views]
+            _, found = views[0].view.positions(names)  # one query for the three
+            positions = [found.get(n, 0) for n in names]
             start = min(positions)
             if start >= head:
                 return start

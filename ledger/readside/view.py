@@ -175,6 +175,23 @@ class View:
             row = c.fetchone()
         return int(row["head"] or 0), int(row["position"] or 0)
 
+    def positions(self, names: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """The log's newest notification id and the positions of the views named (their
+        tracking names), in one query."""
+        newest = "MAX(notification_id)" if self.postgres else "MAX(rowid)"
+        marks = ", ".join("?" for _ in names)
+        with self.transaction(commit=False) as c:
+            self.execute(
+                c,
+                f"SELECT application_name AS name, notification_id AS position, "
+                f"(SELECT {newest} FROM {self.events_table}) AS head "
+                f"FROM {self.tracking_table} WHERE application_name IN ({marks})",
+                names,
+            )
+            rows = c.fetchall()
+        head = int(rows[0]["head"] or 0) if rows else 0
+        return head, {r["name"]: int(r["position"] or 0) for r in rows}
+
     def lock(self, c: Any) -> int:
         """Take the tracking row for this transaction (other writers of this view wait)
         and return the position it holds."""
