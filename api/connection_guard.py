@@ -6,15 +6,17 @@ send a byte a second use up a 1,024-descriptor process and ``/health`` stops ans
 This is uvicorn's httptools protocol (the parser ``croupier serve`` runs) with:
 
 - a header deadline: the request line and headers within ``header_timeout_seconds`` of the
-  request's first byte (of the connection, for the first request), else 408 and closed;
+  request's first byte (of the connection, for the first request), else 408 and closed
+  (a connection that sent nothing at all is closed without a word);
 - a body deadline: the whole body within ``body_timeout_seconds`` of the headers;
 - a cap on open connections per peer address and in all (``max_connections_per_address``,
   ``max_connections``, the latter never above the descriptor limit less
   :data:`FD_RESERVE`). A connection beyond either is not served: it waits in one of
-  :data:`REFUSAL_SLOTS` slots (the oldest waiting one is dropped for a newcomer) at most
-  :data:`REFUSAL_GRACE_SECONDS` for its headers, and is then answered ``503
-  too-many-connections`` with ``Retry-After`` and closed, unless it asks for ``GET
-  /health``, which is answered: a load balancer's probe still gets through.
+  :data:`REFUSAL_SLOTS` slots (for a newcomer, the oldest that has sent part of a request
+  is dropped, else the oldest) at most :data:`REFUSAL_GRACE_SECONDS` for its headers, and
+  is then answered ``503 too-many-connections`` with ``Retry-After`` and closed, unless it
+  asks for ``GET /health``, which is answered: a load balancer's probe still gets through
+  (one whose request is already in when it is accepted takes no slot at all).
 
 A trusted proxy's connections (``trusted_proxies``) count in all but not per address:
 behind it every client shares its address.
@@ -25,7 +27,9 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
+import os
 import resource
+import socket
 from collections import OrderedDict
 from typing import Any
 
@@ -41,6 +45,7 @@ REFUSAL_SLOTS = 64  # connections beyond a cap held at once while their headers 
 REFUSAL_GRACE_SECONDS = 2.0  # how long such a connection has to send its headers
 RETRY_AFTER_SECONDS = 1
 HEALTH_PATH = "/health"
+HEALTH_PROBE = b"GET /health"
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -104,11 +109,17 @@ class Admission:
             del self.by_address[address]
 
     def hold(self, conn: GuardedProtocol) -> None:
-        """A refused connection waits for its headers in a slot; the oldest waiting one
-        makes way when all are taken."""
+        """A refused connection waits for its headers in a slot. When all are taken, one
+        makes way: the oldest that has sent part of a request (a client that sends its
+        headers piecemeal is slow on purpose; a probe sends them at once), else the
+        oldest."""
         while len(self.waiting) >= REFUSAL_SLOTS:
-            oldest, _ = self.waiting.popitem(last=False)
-            oldest.drop()
+            slow = next((c for c in self.waiting if c.begun), None)
+            if slow is None:
+                slow, _ = self.waiting.popitem(last=False)
+            else:
+                del self.waiting[slow]
+            slow.drop()
         self.waiting[conn] = None
 
     def unhold(self, conn: GuardedProtocol) -> None:
@@ -144,6 +155,7 @@ class GuardedProtocol(HttpToolsProtocol):
         self.address = ""
         self.admitted = False
         self.refused = False
+        self.begun = False  # part of a request has arrived, not yet its whole headers
         self.deadline: asyncio.TimerHandle | None = None
 
     @property
@@ -161,7 +173,8 @@ class GuardedProtocol(HttpToolsProtocol):
             self._arm(self.header_timeout, self._headers_late)
         else:
             self.refused = True
-            self._admission.hold(self)
+            if not _peek(transport).startswith(HEALTH_PROBE):
+                self._admission.hold(self)  # a probe already in is never made to wait
             self._arm(REFUSAL_GRACE_SECONDS, self.drop)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -183,11 +196,13 @@ class GuardedProtocol(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
+        self.begun = True
         if self.deadline is None and not self.refused:
             self._arm(self.header_timeout, self._headers_late)
 
     def on_headers_complete(self) -> None:
         self._disarm()
+        self.begun = False
         if not self.refused:
             super().on_headers_complete()
             if not self.parser.should_upgrade():
@@ -221,7 +236,10 @@ class GuardedProtocol(HttpToolsProtocol):
         self.deadline = None
         if self.transport.is_closing():
             return
-        if self.cycle is None or self.cycle.response_complete:
+        # A started request is answered 408; a connection that sent nothing is just
+        # closed (a client's unused spare connection: a 408 there could be taken for the
+        # answer to a request it sends at that moment).
+        if self.begun and (self.cycle is None or self.cycle.response_complete):
             self.transport.write(_status(408, "request-timeout", "headers took too long"))
         self.transport.close()
 
@@ -229,6 +247,19 @@ class GuardedProtocol(HttpToolsProtocol):
         self.deadline = None
         if not self.transport.is_closing():
             self.transport.close()  # the application's receive() gets http.disconnect
+
+
+def _peek(transport: asyncio.BaseTransport) -> bytes:
+    """The first bytes already received on a connection, left there to be read; b"" when
+    none have arrived (or the socket cannot be peeked at)."""
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return b""
+    try:
+        with socket.socket(fileno=os.dup(sock.fileno())) as dup:
+            return dup.recv(len(HEALTH_PROBE), socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except OSError:
+        return b""
 
 
 def _status(status: int, code: str, message: str, retry_after: int | None = None) -> bytes:

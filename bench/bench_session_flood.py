@@ -5,8 +5,9 @@ for 10 s with no 429 and wrote 10,647 log rows, and the other players' latency d
 This starts ``croupier serve`` (SQLite, default settings), opens two sessions and, for
 each repeat:
 
-- **idle**: the other player alone for ``--seconds``: every 0.1 s a read of its table state,
-  and every second a bet and its undo; its latencies (p50, p99);
+- **idle**: the other player alone for ``--seconds``: every 0.05 s a read of its table
+  state, and every second a chip (so rounds are dealt and settled in both phases); its
+  latencies (p50, p99);
 - **flood**: the same player while the attacker's ``--threads`` threads cycle bet/undo as
   fast as the server answers: the attacker's requests/s, its answers by status, the rows
   its session wrote (counted in the log), and the other player's p50/p99 with the ratio to
@@ -111,20 +112,18 @@ class Player:
 
 
 def other_player(player: Player, seconds: float) -> list[float]:
-    """Latencies (ms) of a human-paced player: a table read every 0.1 s, a bet and its
-    undo every second."""
+    """Latencies (ms) of a human-paced player: a table read every 0.05 s and a chip every
+    second (so a round is dealt and settled in every phase, idle or not)."""
     latencies: list[float] = []
     end = time.monotonic() + seconds
     n = 0
     while time.monotonic() < end:
         n += 1
-        actions = ["state"] + (["bets", "undo"] if n % 10 == 0 else [])
-        for action in actions:
-            t0 = time.perf_counter()
-            r = player.state() if action == "state" else player.command(action)
-            latencies.append((time.perf_counter() - t0) * 1000)
-            assert r.status_code < 500, r.text
-        time.sleep(0.1)
+        t0 = time.perf_counter()
+        r = player.state() if n % 20 else player.command("bets")
+        latencies.append((time.perf_counter() - t0) * 1000)
+        assert r.status_code < 500, r.text
+        time.sleep(0.05)
     return latencies
 
 
@@ -157,7 +156,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--threads", type=int, default=4)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-limits", action="store_true", help="lift the session limits")
     args = parser.parse_args()
     limits = LIFTED if args.no_limits else DEFAULTS
