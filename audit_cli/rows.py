@@ -84,11 +84,29 @@ def count_rows(db: str) -> int:
         import psycopg
 
         url, schema = _pg(db)
-        with psycopg.connect(url) as conn:
-            row = conn.execute(f"SELECT count(*) FROM {schema}.{PG_TABLE}").fetchone()
-            return int(row[0]) if row else 0
-    with _lite(_sqlite_path(db)) as conn:
-        return int(conn.execute(f"SELECT count(*) FROM {SQLITE_TABLE}").fetchone()[0])
+        try:
+            with psycopg.connect(url) as conn:
+                row = conn.execute(f"SELECT count(*) FROM {schema}.{PG_TABLE}").fetchone()
+                return int(row[0]) if row else 0
+        except psycopg.Error as e:
+            raise SourceError(_pg_problem(e, schema)) from e
+    try:
+        with _lite(_sqlite_path(db)) as conn:
+            return int(conn.execute(f"SELECT count(*) FROM {SQLITE_TABLE}").fetchone()[0])
+    except sqlite3.Error as e:
+        raise SourceError(f"cannot read {db}: {e}") from e
+
+
+def _pg_problem(e: Exception, schema: str) -> str:
+    """One line for a PostgreSQL error: a schema without the log is named as such (a
+    wrong ``?schema=`` or database is the usual cause), not shown as a traceback."""
+    import psycopg
+
+    if isinstance(e, psycopg.errors.UndefinedTable):
+        return f"no croupier log in schema {schema!r} (no table {schema}.{PG_TABLE})"
+    if isinstance(e, psycopg.OperationalError):
+        return f"cannot connect to PostgreSQL: {e}"
+    return f"cannot read the log: {str(e).splitlines()[0] if str(e) else e!r}"
 
 
 def read_rows(db: str, *, skip_malformed: bool = False) -> Iterator[Row]:
@@ -105,14 +123,17 @@ def read_rows(db: str, *, skip_malformed: bool = False) -> Iterator[Row]:
             conn = psycopg.connect(url)
         except psycopg.Error as e:
             raise SourceError(f"cannot connect to PostgreSQL: {e}") from e
-        with conn, conn.cursor(name="croupier_audit") as cur:
-            cur.itersize = 5000
-            cur.execute(
-                "SELECT notification_id, originator_id::text, originator_version, topic, state "
-                f"FROM {schema}.{PG_TABLE} ORDER BY notification_id"
-            )
-            for record in cur:
-                yield _pg_row(*record)
+        try:
+            with conn, conn.cursor(name="croupier_audit") as cur:
+                cur.itersize = 5000
+                cur.execute(
+                    "SELECT notification_id, originator_id::text, originator_version, topic, "
+                    f"state FROM {schema}.{PG_TABLE} ORDER BY notification_id"
+                )
+                for record in cur:
+                    yield _pg_row(*record)
+        except psycopg.Error as e:
+            raise SourceError(_pg_problem(e, schema)) from e
         return
     path = _sqlite_path(db)
     lite = _lite(path)
@@ -140,14 +161,17 @@ def chunk_bounds(db: str, size: int) -> Iterator[tuple[int, int]]:
         import psycopg
 
         url, schema = _pg(db)
-        with psycopg.connect(url) as conn:
-            cur = conn.execute(
-                "SELECT min(notification_id), max(notification_id) FROM (SELECT "
-                "notification_id, (row_number() OVER (ORDER BY notification_id) - 1) / %s "
-                f"AS c FROM {schema}.{PG_TABLE}) s GROUP BY c ORDER BY c",
-                (size,),
-            )
-            yield from ((int(lo), int(hi)) for lo, hi in cur)
+        try:
+            with psycopg.connect(url) as conn:
+                cur = conn.execute(
+                    "SELECT min(notification_id), max(notification_id) FROM (SELECT "
+                    "notification_id, (row_number() OVER (ORDER BY notification_id) - 1) / %s "
+                    f"AS c FROM {schema}.{PG_TABLE}) s GROUP BY c ORDER BY c",
+                    (size,),
+                )
+                yield from ((int(lo), int(hi)) for lo, hi in cur)
+        except psycopg.Error as e:
+            raise SourceError(_pg_problem(e, schema)) from e
         return
     with _lite(_sqlite_path(db)) as lite:
         runs = lite.execute(
