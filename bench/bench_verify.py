@@ -11,6 +11,15 @@ Prints events/s and the ratios to the raw rate x cores used and to the rate of a
 at once.
 
     python bench/bench_verify.py [N]
+
+With ``--reexec`` it measures what re-execution (``audit_cli.reexec``, issue 22) costs:
+the log is N events of real rounds (Red Dog, Jacks or Better 4-line and multi-hand, 16
+players at once through the ledger's commands, group commit), and ``verify`` runs on all
+cores with and without re-execution, alternately, ``--repeat`` times (default 3). It
+prints events/s of each run, the medians, their ratio and the spread, and records the
+run with ``bench/record.py`` (the docs' benchmark table is generated from it).
+
+    python bench/bench_verify.py 200000 --reexec [--repeat 3]
 """
 
 from __future__ import annotations
@@ -20,8 +29,10 @@ import multiprocessing
 import os
 import resource
 import sqlite3
+import statistics
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -154,8 +165,132 @@ def raw_rate(ring: Keyring, seconds: float = 2.0) -> float:
     return count / (time.perf_counter() - start)
 
 
+PLAYERS = 16
+"""Players at once while the rounds log is built: their commands share transactions."""
+
+
+def build_rounds(folder: Path, ring: Keyring, n: int) -> int:
+    """About ``n`` events of real rounds: each player plays a Red Dog round (seeing the
+    third card when asked), then a Jacks or Better round (4-line and multi-hand in turn,
+    the recommended holds, collecting a win), until the log holds ``n`` events."""
+    from audit_cli.rows import count_rows
+    from ledger.bootstrap import bootstrap
+    from ledger.settings import Settings
+
+    app = bootstrap(Settings(data_dir=folder), keyring=ring)
+    per_pair = 18  # events a Red Dog and a video-poker round write, with their requests
+    pairs = max(1, n // per_pair // PLAYERS)
+
+    def play(k: int) -> None:
+        player = f"p{k}"
+        app.open_account(f"a{k}", player, "EUR")
+        app.deposit(f"d{k}", player, 10**12)
+        sid = app.open_session(f"s{k}", player, 10**10)["session_id"]
+        for i in range(pairs):
+            r = app.red_dog_bet(f"b{k}-{i}", sid, 100)
+            if r["status"] == "open":
+                app.red_dog_see(f"see{k}-{i}", sid)
+            variant, lines = ("jb-4line", 4) if i % 2 else ("jb-multi", 3)
+            dealt = app.vp_deal(f"v{k}-{i}", sid, variant, 10, 5, lines)
+            shown = app.vp_act(f"vd{k}-{i}", sid, ["draw", dealt["view"]["recommended"]])
+            if shown["status"] == "open":
+                app.vp_act(f"vc{k}-{i}", sid, ["collect"])
+        app.close_session(f"c{k}", sid)
+
+    threads = [threading.Thread(target=play, args=(k,)) for k in range(PLAYERS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    app.seal()
+    app.close()
+    return count_rows(str(folder / "casino.sqlite"))
+
+
+def bench_reexec(n: int, repeat: int) -> None:
+    from record import Run  # bench/record.py (this script's folder is on sys.path)
+
+    run = Run("bench_verify", f"re-execution, {os.cpu_count()} cores")
+    cores = os.cpu_count() or 1
+    ring = Keyring.generate()
+    pin = fingerprint(ring.signing_key.public_key())
+    shm = Path("/dev/shm")
+    with tempfile.TemporaryDirectory(dir=shm if shm.is_dir() else None) as d:
+        t0 = time.perf_counter()
+        events = build_rounds(Path(d), ring, n)
+        print(f"built {events} events of rounds in {time.perf_counter() - t0:.1f} s")
+        db = str(Path(d) / "casino.sqlite")
+        rates: dict[bool, list[float]] = {False: [], True: []}
+        cpus: dict[bool, list[float]] = {False: [], True: []}
+        counts: dict[str, int] = {}
+        for i in range(repeat):
+            for reexecute in (False, True) if i % 2 == 0 else (True, False):
+                cpu0 = _cpu()
+                t0 = time.perf_counter()
+                report = verify_db(db, None, jobs=cores, pin=pin, reexecute=reexecute)
+                dt = time.perf_counter() - t0
+                cpu = _cpu() - cpu0
+                assert report.ok and report.trust == "pinned", report.findings[:3]
+                rates[reexecute].append(report.events / dt)
+                cpus[reexecute].append(report.events / cpu)
+                counts = report.rounds or counts
+                print(
+                    f"run {i + 1} {'with' if reexecute else 'without'} re-execution: "
+                    f"{report.events / dt:,.0f} events/s ({dt:.1f} s), "
+                    f"{report.events / cpu:,.0f} events per CPU second; load {os.getloadavg()}"
+                )
+    ratios = [a / b for a, b in zip(rates[True], rates[False], strict=True)]
+    cpu_ratios = [a / b for a, b in zip(cpus[True], cpus[False], strict=True)]
+    with_, without = statistics.median(rates[True]), statistics.median(rates[False])
+    print(
+        f"verify {events} events on {cores} cores: {with_:,.0f} events/s with re-execution "
+        f"(runs {min(rates[True]):,.0f}..{max(rates[True]):,.0f}), {without:,.0f} without "
+        f"({min(rates[False]):,.0f}..{max(rates[False]):,.0f}); ratio of the medians "
+        f"{with_ / without:.2f} (per run {min(ratios):.2f}..{max(ratios):.2f}); "
+        f"{counts.get('rounds_reexecuted', 0)} rounds re-executed"
+    )
+    cpu_with, cpu_without = statistics.median(cpus[True]), statistics.median(cpus[False])
+    print(
+        f"events per CPU second (workers and parent; steadier on a loaded machine): "
+        f"{cpu_with:,.0f} with, {cpu_without:,.0f} without; ratio {cpu_with / cpu_without:.2f}"
+        f" (per run {min(cpu_ratios):.2f}..{max(cpu_ratios):.2f})"
+    )
+    run.done(
+        {
+            "events": events,
+            "rounds_reexecuted": counts.get("rounds_reexecuted", 0),
+            "runs": repeat,
+            "events_per_s": round(with_),
+            "events_per_s_min": round(min(rates[True])),
+            "events_per_s_max": round(max(rates[True])),
+            "ratio_to_baseline": round(with_ / without, 3),
+            "ratio_min": round(min(ratios), 3),
+            "ratio_max": round(max(ratios), 3),
+            "events_per_cpu_s": round(cpu_with),
+            "cpu_ratio_to_baseline": round(cpu_with / cpu_without, 3),
+            "cpu_ratio_min": round(min(cpu_ratios), 3),
+            "cpu_ratio_max": round(max(cpu_ratios), 3),
+        },
+        {
+            "what": "the same verify without re-execution (--no-reexecute), same log, same run",
+            "events_per_s": round(without),
+            "events_per_s_min": round(min(rates[False])),
+            "events_per_s_max": round(max(rates[False])),
+            "events_per_cpu_s": round(cpu_without),
+        },
+    )
+
+
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if "--reexec" in sys.argv:
+        repeat = 3
+        if "--repeat" in sys.argv:
+            repeat = int(sys.argv[sys.argv.index("--repeat") + 1])
+            args = [a for a in args if a != str(repeat)]
+        bench_reexec(int(args[0]) if args else 200_000, repeat)
+        return
+    n = int(args[0]) if args else 200_000
     cores = os.cpu_count() or 1
     ring = Keyring.generate()
     pin = fingerprint(ring.signing_key.public_key())
