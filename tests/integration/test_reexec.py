@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+import audit_cli.verify as verify_module
 from api.app import create_app
 from audit_cli.checker import Report
 from audit_cli.main import main as audit_main
@@ -84,16 +85,16 @@ def video_poker_win(app: Casino, sid: str, variant: str, lines: int) -> str:
 def rounds_log(store: Store) -> dict[str, Any]:
     """A Red Dog, a 4-line and a multi-hand round with a win, for two players."""
     app = store.open()
-    sid = open_session(app, "ann", buy_in=200_000)
-    other = open_session(app, "bob", buy_in=20_000)
+    sid = open_session(app, "zoe", buy_in=200_000)
+    other = open_session(app, "yan", buy_in=20_000)
     codes = {
         "red-dog": red_dog_win(app, sid),
         "4-line": video_poker_win(app, sid, "jb-4line", 4),
         "multi-hand": video_poker_win(app, sid, "jb-multi", 3),
     }
-    app.red_dog_bet("bob-1", other, 100)  # left open (or settled at once: a pair)
+    app.red_dog_bet("yan-1", other, 100)  # left open (or settled at once: a pair)
     pending = int(app.open_round(other) is not None)
-    app.close_session("close-ann", sid)
+    app.close_session("close-zoe", sid)
     app.seal()
     app.close()
     return {"session": sid, "other": other, "codes": codes, "pending": pending}
@@ -123,7 +124,7 @@ def test_an_honest_log_of_rounds_re_executes_clean(store: Store, log: dict[str, 
     report = verify(store)
     assert report.ok, report.findings
     assert report.rounds is not None and report.rounds["rounds_reexecuted"] >= 3
-    # bob's round is open unless its first cards settled it: counted, not passed silently
+    # yan's round is open unless its first cards settled it: counted, not passed silently
     assert report.rounds["rounds_pending"] == log["pending"]
     assert verify(store, jobs=2).to_dict() == report.to_dict()
 
@@ -403,3 +404,24 @@ def test_seamless_rounds_re_execute_clean(store: Store, tmp_path: Path) -> None:
         report = verify_db(store.db, jobs=1, pin="SHA256:" + fingerprint(key))
     assert report.ok, report.findings
     assert report.rounds is not None and report.rounds["rounds_reexecuted"] >= len(codes) + 1
+
+
+@pytest.mark.parametrize("chunk", [3, 50])
+def test_rounds_split_across_chunks_re_execute_alike(
+    store: Store, chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers re-run the rounds whole in their chunk; the parent joins the others and
+    the table rounds: with chunks of a few rows nearly every round is split, and the
+    report (honest, then with a forged credit) is the same as with whole chunks."""
+    codes = rounds_log(store)["codes"]
+    table_log(store, 2)
+    whole = verify(store)
+    assert whole.ok, whole.findings
+    monkeypatch.setattr(verify_module, "CHUNK", chunk)
+    assert verify(store, jobs=2).to_dict() == whole.to_dict()
+    monkeypatch.undo()
+    rewrite(store, add_to_win(codes["4-line"], FORGED))
+    forged = verify(store)
+    assert [f.game_code for f in money(forged)] == [codes["4-line"]]
+    monkeypatch.setattr(verify_module, "CHUNK", chunk)
+    assert verify(store, jobs=2).to_dict() == forged.to_dict()
