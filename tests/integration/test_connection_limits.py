@@ -4,6 +4,7 @@ beyond a cap ``/health`` is still answered."""
 
 from __future__ import annotations
 
+import json
 import signal
 import socket
 import subprocess
@@ -52,6 +53,16 @@ def _raw(port: int, request: bytes, wait: float = 10.0) -> bytes:
     return reply
 
 
+def _open_account(player: str) -> bytes:
+    body = json.dumps({"player_id": player, "currency": "EUR"}).encode()
+    return (
+        b"POST /v1/accounts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + f"Authorization: Bearer {OPERATOR}\r\nIdempotency-Key: {player}\r\n".encode()
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+
+
 def test_1100_slow_header_connections_leave_health_answering_within_a_second(
     tmp_path: Path,
 ) -> None:
@@ -93,13 +104,18 @@ def test_beyond_the_per_address_cap_a_request_is_refused_503_and_health_answered
             assert b'"too-many-connections"' in body
             health = _raw(port, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
             assert health.startswith(b"HTTP/1.1 200"), health
+            # A command refused at the connection changes nothing (checked below).
+            reply = _raw(port, _open_account("refused-at-the-door"))
+            assert reply.startswith(b"HTTP/1.1 503"), reply
         finally:
             for sock in held:
                 sock.close()
         time.sleep(0.5)
-        # Released: served again.
+        # Released: served again; the refused account was never opened.
         op = {"Authorization": f"Bearer {OPERATOR}"}
         assert httpx.get(f"{base}/v1/games", headers=op, timeout=30).status_code == 200
+        r = httpx.get(f"{base}/v1/accounts/refused-at-the-door", headers=op, timeout=30)
+        assert r.status_code == 404
 
 
 def test_headers_body_and_idle_connections_have_deadlines(tmp_path: Path) -> None:
@@ -108,7 +124,7 @@ def test_headers_body_and_idle_connections_have_deadlines(tmp_path: Path) -> Non
         CROUPIER_HEADER_TIMEOUT_SECONDS="1",
         CROUPIER_BODY_TIMEOUT_SECONDS="1",
         CROUPIER_KEEP_ALIVE_SECONDS="1",
-    ) as (_, port, _):
+    ) as (base, port, _):
         # Headers never finished: 408, closed.
         t0 = time.monotonic()
         reply = _raw(port, b"GET /v1/games HTTP/1.1\r\nHost: x\r\n")
@@ -118,16 +134,12 @@ def test_headers_body_and_idle_connections_have_deadlines(tmp_path: Path) -> Non
         t0 = time.monotonic()
         assert _raw(port, b"") == b""
         assert time.monotonic() - t0 < 8
-        # A body announced and never sent: the connection is closed.
-        auth = f"Authorization: Bearer {OPERATOR}\r\n".encode()
-        reply = _raw(
-            port,
-            b"POST /v1/accounts HTTP/1.1\r\nHost: x\r\n"
-            + auth
-            + b"Idempotency-Key: k\r\nContent-Type: application/json\r\n"
-            + b"Content-Length: 100\r\n\r\n{",
-        )
+        # A body announced and never all sent: the connection is closed, nothing opened.
+        reply = _raw(port, _open_account("half-sent")[:-5])
         assert not reply.startswith(b"HTTP/1.1 2"), reply
+        op = {"Authorization": f"Bearer {OPERATOR}"}
+        r = httpx.get(f"{base}/v1/accounts/half-sent", headers=op, timeout=30)
+        assert r.status_code == 404
         # An answered request, then silence: the kept-alive connection is closed.
         reply = _raw(port, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
         assert reply.startswith(b"HTTP/1.1 200") and reply.count(b"HTTP/1.1") == 1
