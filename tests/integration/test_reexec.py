@@ -6,6 +6,7 @@ and only the comparison with what the rules pay catches it. An honest log never 
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,6 +37,8 @@ from tests.seamless_support import Seamless, open_casino
 from tests.wallet_fakes import wallet_over_http
 
 FORGED = 1_000
+SHOE_SEED = hashlib.sha256(b"reexec table shoe").digest()
+"""The tables' shoe: the same rounds every run (a win to forge, two seats to swap)."""
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
 
@@ -237,9 +240,9 @@ def test_logs_written_by_older_code_and_rules_versions_re_execute_clean(
 
 
 def table_log(store: Store, rounds: int | None) -> tuple[Live, dict[str, str], list[Any]]:
-    """Rounds at a live table on a real one-deck shoe: ``rounds`` of them (the shoe stays
-    live) or, None, until the cut card (the shoe's seed is then revealed)."""
-    live = Live(store, config=ONE_DECK)
+    """Rounds at a live table on a real one-deck shoe (``SHOE_SEED``): ``rounds`` of them
+    (the shoe stays live) or, None, until the cut card (the shoe's seed is then revealed)."""
+    live = Live(store, config=ONE_DECK, seeds=(SHOE_SEED,))
     sessions = {name: live.player(name, 50_000) for name in POLICY}
     live.tick()
     played: list[Any] = []
@@ -249,6 +252,8 @@ def table_log(store: Store, rounds: int | None) -> tuple[Live, dict[str, str], l
         played.append(play_a_round(live, sessions, len(played) + 1))
         assert len(played) < 30
     live.app.seal()
+    shuffled = [payload(r) for r in read_rows(store.db) if r.topic == contracts.SHOE_SHUFFLED]
+    assert shuffled[0]["commitment"] == hashlib.sha256(SHOE_SEED).hexdigest()
     return live, sessions, played
 
 
