@@ -5,8 +5,10 @@ sends at most ``session_commands_per_second`` commands; beyond either: 429 with
 
 from __future__ import annotations
 
+import signal
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from uuid import UUID
 
@@ -139,3 +141,66 @@ def test_a_session_beyond_its_command_rate_gets_429_and_nothing_is_run(
     rows = raw_rows(store)
     assert len(rows) > len(before)  # bob's bet
     assert [r for r in rows[len(before) :] if str(UUID(r[1])) == ann] == []  # none of ann's
+
+
+def test_a_real_server_stops_a_bet_undo_loop_at_the_cap_and_counts_its_rows(
+    tmp_path: Path,
+) -> None:
+    # croupier serve with its default table: one session cycles bet/undo as fast as it
+    # can; the seat's chips stop at the cap (429 chip-limit-reached, Retry-After) and the
+    # session's rows in the log stop with them.
+    import sqlite3
+    import uuid
+
+    import httpx
+
+    from tests.integration.test_http_serve import launch
+
+    cap = 20
+
+    def rows_of(aggregate: str) -> int:
+        db = sqlite3.connect(f"file:{tmp_path / 'casino.sqlite'}?mode=ro", uri=True)
+        try:
+            (n,) = db.execute(
+                "SELECT count(*) FROM stored_events WHERE originator_id IN (?, ?)",
+                (aggregate, uuid.UUID(aggregate).hex),
+            ).fetchone()
+            return int(n)
+        finally:
+            db.close()
+
+    base, _, proc = launch(
+        tmp_path, CROUPIER_OPERATOR_TOKEN=OPERATOR, CROUPIER_CHIP_MOVES_PER_ROUND=str(cap)
+    )
+    try:
+        op = {"Authorization": f"Bearer {OPERATOR}"}
+        with httpx.Client(base_url=base, timeout=30) as http:
+
+            def post(path: str, token: str, body: Any = None) -> httpx.Response:
+                headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": uuid.uuid4().hex}
+                return http.post(path, json=body, headers=headers)
+
+            post("/v1/accounts", OPERATOR, {"player_id": "eve", "currency": "EUR"})
+            post("/v1/accounts/eve/deposits", OPERATOR, {"amount": 100_000})
+            s = post("/v1/sessions", OPERATOR, {"player_id": "eve", "buy_in": 50_000}).json()
+            sid, token = s["session_id"], s["token"]
+            path = f"/v1/sessions/{sid}/tables/ibj-1"
+            before = rows_of(sid)
+            answers = []
+            for i in range(3 * cap):
+                body = {"bet": "main", "amount": 100} if i % 2 == 0 else None
+                answers.append(post(f"{path}/{'bets' if i % 2 == 0 else 'undo'}", token, body))
+            assert http.get("/health").status_code == 200
+            assert http.get(f"/v1/sessions/{sid}", headers=op).status_code == 200
+        capped = [r for r in answers if r.status_code == 429]
+        assert capped, [r.status_code for r in answers]
+        assert {r.json()["code"] for r in capped} == {"chip-limit-reached"}
+        assert all(int(r.headers["retry-after"]) >= 1 for r in capped)
+        rounds = {r.json()["code"] for r in answers if r.status_code == 200}
+        # The session's rows: two a chip at most (the movement; the round opened or
+        # closed), the cap's chips for each round the loop touched.
+        written = rows_of(sid) - before
+        assert 0 < written <= 2 * cap * len(rounds), (written, rounds)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
