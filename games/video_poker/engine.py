@@ -371,8 +371,7 @@ def line_deck(seed: Deal, line: int, dealt: Sequence[Card]) -> list[Card]:
     line's own stream (seed 000, seed 004: each hand draws from its own deck)."""
     if isinstance(seed, bytes):
         return list(_line_deck(seed, line, tuple(dealt)))
-    shown = set(dealt)
-    return shuffled(seed, line_label(line), [c for c in full_deck() if c not in shown])
+    return shuffled(seed, line_label(line), _undealt(dealt))
 
 
 def double_deck(seed: Deal, step: int) -> list[Card]:
@@ -394,8 +393,14 @@ def _deal_cards(seed: bytes) -> tuple[Card, ...]:
 
 @lru_cache(maxsize=SHUFFLE_MEMO)
 def _line_deck(seed: bytes, line: int, dealt: tuple[Card, ...]) -> tuple[Card, ...]:
-    shown = set(dealt)
-    return tuple(shuffled(seed, line_label(line), [c for c in full_deck() if c not in shown]))
+    return tuple(shuffled(seed, line_label(line), _undealt(dealt)))
+
+
+def _undealt(dealt: Sequence[Card]) -> list[Card]:
+    """The cards not dealt, in id order. A card's id is its place in ``full_deck()``, so
+    this compares ints (C) instead of hashing 52 cards (each hash is Python code)."""
+    gone = {c.id for c in dealt}
+    return [c for i, c in enumerate(full_deck()) if i not in gone]
 
 
 @lru_cache(maxsize=SHUFFLE_MEMO)
