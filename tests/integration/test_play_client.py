@@ -476,3 +476,27 @@ def test_the_client_passes_axe_and_plays_by_keyboard_at_desktop_and_phone_widths
     assert page.inner_text("#rd-code").startswith("RD-")
     assert dee.errors == []
     dee.close()
+
+
+# -- an idle table ----------------------------------------------------------------------------
+
+
+def test_a_round_nobody_bet_in_stays_open_with_a_green_light_until_the_first_bet(
+    server: Server, chromium: Any
+) -> None:
+    """A betting window that closes with no bet leaves the round waiting for one (issue 23:
+    an idle table writes nothing): the light stays green, and the first bet starts the
+    timer again."""
+    server.player("eve")
+    eve = Page(chromium, server.url("eve"))
+    code = wait_for_new_betting(eve, [])
+    text = "document.getElementById('bj-light-text').textContent"
+    eve.page.wait_for_function(f"() => {text}.includes('first bet')", timeout=60_000)
+    assert eve.attr("#bj-light", "data-light") == "green"
+    assert eve.attr("#blackjack", "data-round") == code  # the same round, still open
+    eve.page.click("[data-chip='500']")
+    eve.page.click("#bj-spot-main")
+    eve.page.wait_for_function(f"() => /: [0-9]+ s$/.test({text})", timeout=30_000)
+    assert eve.attr("#blackjack", "data-round") == code
+    assert eve.errors == []
+    eve.close()

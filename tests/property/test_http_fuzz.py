@@ -225,6 +225,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     try:
         yield w
     finally:
+        # schemathesis runs an ASGI app's lifespan (its metrics sampler) and its own event
+        # loop's thread until the process exits: they end with this module instead.
+        from schemathesis.python import asgi
+
+        asgi._shutdown()
         casino.close()
 
 
