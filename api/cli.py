@@ -17,7 +17,7 @@ from cells.cli import add_cells
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.keys import KeyringError
-from ledger.settings import Settings
+from ledger.settings import SETTINGS_ERRORS, Settings, settings_problem
 from wallet.sim.cli import add_wallet_sim
 
 
@@ -395,6 +395,9 @@ def main(argv: list[str] | None = None) -> int:
         code: int = args.func(args)
     except KeyringError as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    except SETTINGS_ERRORS as e:
+        print(f"error: {settings_problem(e)}", file=sys.stderr)
         return 2
     return code
 

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+from pydantic_settings import SettingsError
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
@@ -22,6 +24,7 @@ from audit_cli.verify import verify_db
 from games.percent import as_percent
 from ledger.bootstrap import bootstrap
 from ledger.keys import KeyringError, load_public_keys
+from ledger.settings import SETTINGS_ERRORS, settings_problem
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 EXIT_SIGPIPE = 128 + 13  # what a shell reports for a process ended by SIGPIPE
@@ -819,21 +822,22 @@ def _when(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if getattr(args, "db", "") is None:
-        args.db = default_db()
     out = console(wide=getattr(args, "wide", False))
     try:
+        if getattr(args, "db", "") is None:
+            args.db = default_db()
         code: int = args.func(args, out)
     except BrokenPipeError:
         # The reader went away (`audit-cli statement … | head`): stop quietly, as a shell
         # tool does on SIGPIPE; stdout goes to /dev/null so the exit flush cannot fail.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_SIGPIPE
-    except (KeyringError, SourceError) as e:
+    except (KeyringError, SourceError, ValidationError, SettingsError) as e:
+        problem = settings_problem(e) if isinstance(e, SETTINGS_ERRORS) else str(e)
         if getattr(args, "json", False):
-            print(json.dumps({"ok": False, "error": str(e)}))
+            print(json.dumps({"ok": False, "error": problem}))
         else:
-            Console(stderr=True).print(f"[red]error[/red]: {e}")
+            Console(stderr=True).print(f"[red]error[/red]: {escape(problem)}")
         return EXIT_USAGE
     return code
 

@@ -525,7 +525,8 @@ class Casino(Application[UUID]):
     def __del__(self) -> None:
         # The library's __del__ calls close(); a checkpoint is a write the operator asked
         # for, never a side effect of garbage collection: only release the store here.
-        if not getattr(self, "_closed", True):
+        # (An application whose __init__ failed has no store to release.)
+        if not getattr(self, "_closed", True) and hasattr(self, "closing"):
             self._closed = True
             Application.close(self)
 

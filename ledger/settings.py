@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qs, unquote, urlparse
 
-from pydantic import SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import SecretStr, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from ledger.keys import Keyring, KeyringError, load_private_key, load_public_keys
 from ledger.seamless.config import WalletSettings
@@ -169,6 +170,16 @@ class Settings(BaseSettings):
     "key_file": ..., "read_timeout": 5}}``; an operator not listed is ``transfer``
     (see the wallets page)."""
 
+    @model_validator(mode="after")
+    def _no_negative_number(self) -> Settings:
+        """A count, a size, a rate or a duration is never negative (nor NaN): such a value
+        would be read as "off" or as "always" somewhere deep inside; refuse it at start-up."""
+        for name, value in self:
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if number and (math.isnan(value) or value < 0):
+                raise ValueError(f"CROUPIER_{name.upper()}: must be 0 or more, got {value}")
+        return self
+
     @property
     def key_directory(self) -> Path:
         return self.keys_dir or self.data_dir / "keys"
@@ -297,3 +308,27 @@ def postgres_env(url: str) -> dict[str, str]:
     if schema:
         env["POSTGRES_SCHEMA"] = schema[0]
     return env
+
+
+SETTINGS_ERRORS: tuple[type[Exception], ...] = (ValidationError, SettingsError)
+"""What reading the settings raises when one of them is malformed (`settings_problem`)."""
+
+
+def settings_problem(e: Exception) -> str:
+    """One line naming each malformed ``CROUPIER_*`` variable and what is wrong with it,
+    for the commands' start-up errors (a traceback of pydantic's internals helps no one)."""
+    if isinstance(e, ValidationError):
+        parts = []
+        for err in e.errors():
+            field = str(err["loc"][0]) if err["loc"] else ""
+            if not field:  # a check across settings names its variable in its message
+                parts.append(err["msg"].removeprefix("Value error, "))
+                continue
+            secret = any(w in field for w in ("key", "token", "secret", "url"))
+            shown = "" if secret else f" (got {err.get('input')!r})"  # never echo a secret
+            parts.append(f"CROUPIER_{field.upper()}: {err['msg']}{shown}")
+        return "bad setting " + "; ".join(parts)
+    found = re.search(r'field "([a-z_]+)"', str(e))
+    name = f"CROUPIER_{found.group(1).upper()}" if found else "a CROUPIER_ variable"
+    cause = f": {e.__cause__}" if e.__cause__ is not None else ""
+    return f"bad setting {name}: not valid JSON (lists and maps are JSON){cause}"

@@ -95,6 +95,36 @@ def test_a_taken_port_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert f"127.0.0.1:{port}" in done.stderr and "Traceback" not in done.stdout
 
 
+@pytest.mark.parametrize(
+    ("command", "variable", "value", "named"),
+    [
+        (
+            "croupier",
+            "CROUPIER_MAX_CONNECTIONS",
+            "abc",
+            "valid integer, unable to parse string as an integer (got 'abc')",
+        ),
+        ("croupier", "CROUPIER_CORS_ALLOWED_ORIGINS", "https://a.example", "not valid JSON"),
+        ("croupier", "CROUPIER_CHECKPOINT_EVERY", "-5", "must be 0 or more, got -5"),
+        ("croupier", "CROUPIER_STREAM_POLL_SECONDS", "nan", "must be 0 or more"),
+        ("audit-cli", "CROUPIER_LOG_FORMAT", "xml", "'auto', 'json' or 'text'"),
+    ],
+)
+def test_a_bad_setting_is_one_line_naming_it_and_exit_2(
+    tmp_path: Path, command: str, variable: str, value: str, named: str
+) -> None:
+    argv = ["serve", "--port", str(free_port())] if command == "croupier" else ["rtp"]
+    env = {**env_for(tmp_path / "data"), variable: value, "COLUMNS": "300"}
+    done = subprocess.run(
+        [str(BIN / command), *argv], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    line = " ".join(done.stderr.split())  # rich folds at the terminal's width
+    assert line.startswith(f"error: bad setting {variable}: "), line
+    assert named in line, line
+
+
 def test_a_second_server_on_the_same_data_directory_is_refused(
     server: Server, tmp_path: Path
 ) -> None:
