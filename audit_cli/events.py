@@ -125,8 +125,9 @@ def add(sub: Any, common: argparse.ArgumentParser, when: Any) -> None:
     )
     ev.add_argument(
         "--db",
-        default="data/casino.sqlite",
-        help="SQLite file or postgresql://...?schema=NAME (default data/casino.sqlite)",
+        default=None,  # main() reads the server's settings, as every other command does
+        help="SQLite file or postgresql://...?schema=NAME; default: the server's own store, "
+        "CROUPIER_DATABASE_URL if set, else CROUPIER_DATA_DIR/casino.sqlite",
     )
     ev.add_argument("--since", type=when, help="from this day or instant (ISO 8601, UTC)")
     ev.add_argument("--kind", action="append", choices=KINDS, help="only this kind (repeatable)")

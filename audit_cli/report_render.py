@@ -213,8 +213,9 @@ def add(sub: Any, common: argparse.ArgumentParser, when: Any) -> None:
     )
     rp.add_argument(
         "--db",
-        default="data/casino.sqlite",
-        help="SQLite file or postgresql://...?schema=NAME (default data/casino.sqlite)",
+        default=None,  # main() reads the server's settings, as every other command does
+        help="SQLite file or postgresql://...?schema=NAME; default: the server's own store, "
+        "CROUPIER_DATABASE_URL if set, else CROUPIER_DATA_DIR/casino.sqlite",
     )
     rp.add_argument(
         "--zone", default="UTC", help="the operator's time zone (IANA, e.g. Europe/Rome)"
