@@ -173,6 +173,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 2
     store = "PostgreSQL" if settings.uses_postgres else f"SQLite in {settings.data_dir}"
     print(f"croupier serve: {store}, http://{args.host}:{args.port} (docs at /docs)")
+    # The reference browser client (issue 24): a newcomer finds it from the first screen.
+    print(f"browser client: http://{args.host}:{args.port}/play/#token=<session token>")
     print(f"operator and auditor tokens: {credentials.tokens_from}")
     print(f"session-token secret: {credentials.secret_from}")
     admission = configure(settings)  # api/connection_guard.py: deadlines and connection caps

@@ -198,6 +198,13 @@ def test_ctrl_c_with_a_stream_open_ends_it_cleanly_and_writes_the_last_checkpoin
     assert report["events_not_yet_covered"] == 0  # the final checkpoint covers everything
 
 
+def test_the_start_up_lines_name_the_browser_client_and_it_is_served(server: Server) -> None:
+    lines = server.log.read_text()
+    assert f"browser client: {server.base}/play/#token=<session token>" in lines, lines
+    page = httpx.get(f"{server.base}/play/", timeout=10)
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+
+
 def test_audit_cli_piped_into_a_reader_that_stops_ends_quietly(server: Server) -> None:
     api, op = httpx.Client(base_url=server.base, timeout=30), server.operator()
     for key, path, body in (
