@@ -129,7 +129,7 @@ class Settings(BaseSettings):
     256 (the store, the logs and the refusal slots need theirs). Beyond it a connection
     is answered 503 ``too-many-connections`` with ``Retry-After`` (``GET /health`` is
     still answered)."""
-    max_connections_per_address: int = 64
+    max_connections_per_address: int = 128
     """Open connections per client address (the connection's own peer; a trusted proxy is
     exempt), then 503 as above."""
     trusted_proxies: list[str] = []
