@@ -142,6 +142,10 @@ def server(
         "CROUPIER_CHECKPOINT_INTERVAL_SECONDS": str(interval),
         # One load generator address sends everything: not a limit this benchmark measures.
         "CROUPIER_REQUESTS_PER_ADDRESS_PER_SECOND": "1000000",
+        # Nor its connections, nor a session's command rate (configuration-limits.md).
+        "CROUPIER_MAX_CONNECTIONS": "100000",
+        "CROUPIER_MAX_CONNECTIONS_PER_ADDRESS": "100000",
+        "CROUPIER_SESSION_COMMANDS_PER_SECOND": "0",
         "PYTHONPATH": str(ROOT),
     }
     cmd = [sys.executable, "-m", "api.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]

@@ -166,6 +166,10 @@ def run(m: int, rounds: int) -> dict[str, Any]:
         # one address (this load generator) speaks for every player here
         "CROUPIER_REQUESTS_PER_ADDRESS_PER_SECOND": "1000000",
         "CROUPIER_REQUESTS_PER_CREDENTIAL_PER_SECOND": "1000000",
+        # and holds every player's connections and stream (configuration-limits.md)
+        "CROUPIER_MAX_CONNECTIONS": "100000",
+        "CROUPIER_MAX_CONNECTIONS_PER_ADDRESS": "100000",
+        "CROUPIER_STREAMS_PER_ADDRESS": "100000",
     }
     base, _, proc = launch(data_dir, startup_seconds=180, **env)
     load_before = os.getloadavg()
