@@ -209,8 +209,11 @@ def _open(browser: Any, url: str, shot: Path) -> Any:
     page = browser.new_page(viewport={"width": 1100, "height": 900})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
+    # A failed load (the browser's own /favicon.ico included) is an error in the console.
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
     page.goto(url)
     page.wait_for_selector("body[data-ready]", timeout=30_000)
+    page.wait_for_load_state("networkidle")
     assert page.get_attribute("body", "data-ready") == "1", errors
     assert not errors, errors
     page.screenshot(path=str(shot), full_page=True)
