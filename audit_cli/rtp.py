@@ -411,7 +411,8 @@ def plot(report: RtpReport, path: Path, tables: TableRtp | None = None) -> int:
         num, den = (per_bet, bet) if measure == PER_BET else (paid, staked)
         n = np.arange(1, len(paid) + 1)
         observed = np.cumsum(num) / np.cumsum(den)
-        ax.plot(n, observed, lw=1, label=f"observed ({measure})")
+        marker = "o" if len(n) < 30 else None  # one round is a point, which a line hides
+        ax.plot(n, observed, lw=1, marker=marker, ms=3, label=f"observed ({measure})")
         ref = references(g, g.play)
         certified = references(g, "optimal")
         if ref is None and certified is not None:
@@ -446,7 +447,11 @@ def _plot_tables(ax: Any, bets: list[BetRow], np: Any) -> None:
     for row in bets:
         value, base = np.array(list(row.per_round.values()), dtype=np.float64).T
         n = np.arange(1, len(value) + 1)
-        line = ax.plot(n, np.cumsum(value) / np.cumsum(base), lw=1, label=row.bet)[0]
+        # A marker on each of the first rounds: one round is a point, which a bare line hides.
+        marker = "o" if len(n) < 30 else None
+        line = ax.plot(
+            n, np.cumsum(value) / np.cumsum(base), lw=1, marker=marker, ms=3, label=row.bet
+        )[0]
         certified = next(iter(row.certified().items()), None)
         if certified is not None:
             play, rtp = certified
