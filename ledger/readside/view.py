@@ -111,14 +111,17 @@ class View:
         """The library's tracking table, this view's tables, and its tracking row at 0."""
         self.recorder.create_table()
         with self.transaction() as c:
-            for statement in self.create_statements():
-                self.execute(c, statement)
+            # The write first: on SQLite a transaction that read before it writes cannot
+            # wait for another process's write lock ("database is locked" at once when
+            # several servers start together); writing first waits like any command.
             self.execute(
                 c,
                 f"INSERT INTO {self.tracking_table} (application_name, notification_id) "
                 "VALUES (?, 0) ON CONFLICT (application_name) DO NOTHING",
                 (self.tracking_name,),
             )
+            for statement in self.create_statements():
+                self.execute(c, statement)
 
     # -- SQL on either store -----------------------------------------------------------
 
