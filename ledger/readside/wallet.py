@@ -190,34 +190,40 @@ def page(
     view = readside["wallet"].view
     where: list[str] = []
     params: list[Any] = []
+    low = high = None  # at_us bounds, inclusive
     if operator is not None:
         where.append("operator = ?")
         params.append(operator)
     if start is not None:
+        low = micros(_bound(start, "from").isoformat())
         where.append("at_us >= ?")
-        params.append(micros(_bound(start, "from").isoformat()))
+        params.append(low)
     if end is not None:
         last = _bound(end, "to")
         if len(end) == 10:
-            where.append("at_us < ?")
-            params.append(micros((last + timedelta(days=1)).isoformat()))
+            high = micros((last + timedelta(days=1)).isoformat()) - 1
         else:
-            where.append("at_us <= ?")
-            params.append(micros(last.isoformat()))
+            high = micros(last.isoformat())
+        where.append("at_us <= ?")
+        params.append(high)
     tail = "ORDER BY ord" + ("" if limit is None else f" LIMIT {int(limit)}")
     with view.transaction(commit=False) as c:
-        # A transaction id named again (``readded``) keeps its place (``ord``) with the
-        # later ``seq`` (as the book does): the few such rows are looked up on their own,
-        # so the page is a range of the ``ord`` index, whatever the cursor.
         rows = view.select(
             c, TRANSACTIONS, " AND ".join(["ord > ?", *where]), [after, *params], tail
         )
-        again = view.select(
-            c,
-            TRANSACTIONS,
-            " AND ".join(["readded = 1 AND seq > ? AND ord <= ?", *where]),
-            [after, after, *params],
-            tail,
+        # A transaction id named again (``readded``) keeps its place (``ord``) with the
+        # later ``seq`` (as the book does). The few such rows are read by their own index
+        # only and filtered here: given the operator or the times, a planner may read the
+        # whole (operator, ord) index up to the cursor instead.
+        again = view.select(c, TRANSACTIONS, "readded = 1 AND seq > ?", [after])
+
+    def kept(r: dict[str, Any]) -> bool:
+        return (
+            r["ord"] <= after
+            and (operator is None or r["operator"] == operator)
+            and (low is None or r["at_us"] >= low)
+            and (high is None or r["at_us"] <= high)
         )
-    found = sorted(rows + again, key=lambda r: r["ord"])
+
+    found = sorted(rows + [r for r in again if kept(r)], key=lambda r: r["ord"])
     return [entry_of(r) for r in found[:limit]], position
