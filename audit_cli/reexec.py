@@ -274,18 +274,29 @@ def _int(value: Any) -> int:
 def _replay(start: dict[str, Any], steps: list[tuple[str, dict[str, Any]]]) -> tuple[Any, int]:
     """(the stakes the engine debits, in order; its payout) over the recorded decisions."""
     from games import deal as deals
+    from games.video_poker import engine as vp
 
-    remember, deals.REMEMBER = deals.REMEMBER, False  # each round re-run once: no memo
+    # Each round is re-run once: no shuffle memo. Its draws name their holds: no proposal.
+    remember, deals.REMEMBER = deals.REMEMBER, False
+    propose, vp.PROPOSE = vp.PROPOSE, False
     try:
         return _run(start, steps)
     finally:
         deals.REMEMBER = remember
+        vp.PROPOSE = propose
+
+
+def preload() -> None:
+    """Import the game engines (and read their rules) once, in the parent, before the
+    workers fork: otherwise each worker pays for it on its first round."""
+    from games import registry
+
+    registry.adapters()
 
 
 def _run(start: dict[str, Any], steps: list[tuple[str, dict[str, Any]]]) -> tuple[Any, int]:
     from games import registry
     from games.deal import ChosenCards, Deal
-
 
     final = next(d for s, d in reversed(steps) if s in FINAL)
     try:

@@ -38,7 +38,7 @@ from audit_cli.checker import (
     Finding,
     Report,
 )
-from audit_cli.reexec import ChunkGames, Reexec, chunk_games, is_game_topic
+from audit_cli.reexec import ChunkGames, Reexec, chunk_games, is_game_topic, preload
 from audit_cli.rows import (
     MAX_ROW_ID,
     NON_CANONICAL,
@@ -566,6 +566,8 @@ def verify_db(
             close_connection(db)
         return _finish(checker, snapshot_check)
     ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    if reexecute:
+        preload()
     with ctx.Pool(jobs, initializer=_init, initargs=(raw, log_id, wanted, reexecute)) as pool:
         jobs_args = ((db, a, b) for a, b in bounds)
         outcomes = pool.imap(_summary_job, jobs_args, chunksize=1)
@@ -659,6 +661,8 @@ def verify(
             feed(chunk, _check_chunk_games(chunk, learn(chunk), reexecute))
     else:
         ctx = multiprocessing.get_context("spawn" if os.name != "posix" else "fork")
+        if reexecute:
+            preload()
         with ctx.Pool(jobs) as pool:
             pending: list[Any] = []
             for chunk in _chunks(rows, CHUNK):

@@ -16,8 +16,9 @@ With ``--reexec`` it measures what re-execution (``audit_cli.reexec``, issue 22)
 the log is N events of real rounds (Red Dog, Jacks or Better 4-line and multi-hand, 16
 players at once through the ledger's commands, group commit), and ``verify`` runs on all
 cores with and without re-execution, alternately, ``--repeat`` times (default 3). It
-prints events/s of each run, the medians, their ratio and the spread, and records the
-run with ``bench/record.py`` (the docs' benchmark table is generated from it).
+prints events/s of each run, the medians, their ratio and the spread, then the verify
+parent's peak memory (tracemalloc) on a log a quarter that size and on the full one, and
+records the run with ``bench/record.py`` (the docs' benchmark table is generated from it).
 
     python bench/bench_verify.py 200000 --reexec [--repeat 3]
 """
@@ -207,6 +208,42 @@ def build_rounds(folder: Path, ring: Keyring, n: int) -> int:
     return count_rows(str(folder / "casino.sqlite"))
 
 
+def peak_kib(db: str, pin: str, reexecute: bool) -> int:
+    """The verify parent's peak of Python allocations (tracemalloc), in KiB: what it keeps
+    while it joins the workers' results (the workers' own memory is per chunk)."""
+    import tracemalloc
+
+    cores = os.cpu_count() or 1
+    tracemalloc.start()
+    try:
+        report = verify_db(db, None, jobs=cores, pin=pin, reexecute=reexecute)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert report.ok, report.findings[:3]
+    return peak // 1024
+
+
+def memory(folder: Path, ring: Keyring, pin: str, db: str, n: int) -> dict[str, int]:
+    """The parent's peak on a log of ``n // 4`` events and on the full one, with and
+    without re-execution: whether what it keeps grows with the log."""
+    small = folder / "small"
+    small.mkdir()
+    small_events = build_rounds(small, ring, n // 4)
+    figures = {"small_events": small_events}
+    for name, path in (("small", str(small / "casino.sqlite")), ("full", db)):
+        for reexecute in (False, True):
+            kib = peak_kib(path, pin, reexecute)
+            figures[f"peak_kib_{name}_{'with' if reexecute else 'without'}"] = kib
+    print(
+        "verify parent's peak (tracemalloc) with / without re-execution: "
+        f"{figures['peak_kib_small_with']:,} / {figures['peak_kib_small_without']:,} KiB on "
+        f"{small_events} events, {figures['peak_kib_full_with']:,} / "
+        f"{figures['peak_kib_full_without']:,} KiB on the full log"
+    )
+    return figures
+
+
 def bench_reexec(n: int, repeat: int) -> None:
     from record import Run  # bench/record.py (this script's folder is on sys.path)
 
@@ -239,6 +276,7 @@ def bench_reexec(n: int, repeat: int) -> None:
                     f"{report.events / dt:,.0f} events/s ({dt:.1f} s), "
                     f"{report.events / cpu:,.0f} events per CPU second; load {os.getloadavg()}"
                 )
+        peaks = memory(Path(d), ring, pin, db, n)
     ratios = [a / b for a, b in zip(rates[True], rates[False], strict=True)]
     cpu_ratios = [a / b for a, b in zip(cpus[True], cpus[False], strict=True)]
     with_, without = statistics.median(rates[True]), statistics.median(rates[False])
@@ -270,6 +308,7 @@ def bench_reexec(n: int, repeat: int) -> None:
             "cpu_ratio_to_baseline": round(cpu_with / cpu_without, 3),
             "cpu_ratio_min": round(min(cpu_ratios), 3),
             "cpu_ratio_max": round(max(cpu_ratios), 3),
+            **{k: v for k, v in peaks.items() if "without" not in k},
         },
         {
             "what": "the same verify without re-execution (--no-reexecute), same log, same run",
@@ -277,6 +316,7 @@ def bench_reexec(n: int, repeat: int) -> None:
             "events_per_s_min": round(min(rates[False])),
             "events_per_s_max": round(max(rates[False])),
             "events_per_cpu_s": round(cpu_without),
+            **{k: v for k, v in peaks.items() if "without" in k},
         },
     )
 

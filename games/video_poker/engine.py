@@ -408,8 +408,18 @@ def _double_deck(seed: bytes, step: int) -> tuple[Card, ...]:
     return tuple(shuffled(seed, double_label(step), full_deck()))
 
 
+PROPOSE = True
+"""Whether ``deal`` works out the proposed holds. Re-execution of a recorded round
+(``audit_cli.reexec``) turns it off: every recorded draw names its holds (a draw sent
+without any is recorded with the proposal it took), so the proposal moves no money there,
+and it is the costliest part of a deal (an exact max-EV search, and its tables)."""
+
+
 def recommend(variant: Variant, dealt: Sequence[Card], coins: int) -> tuple[int, ...]:
-    """The holds proposed after the deal, per the variant's policy."""
+    """The holds proposed after the deal, per the variant's policy (``()`` when
+    :data:`PROPOSE` is off)."""
+    if not PROPOSE:
+        return ()
     hand = tuple(dealt)
     if variant.hold_policy is HoldPolicy.WINNING_CARDS:
         return tuple(sorted(winning_cards_hold(hand)))
