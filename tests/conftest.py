@@ -9,6 +9,8 @@ failure: in CI the PostgreSQL tests must run.
 from __future__ import annotations
 
 import os
+import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -180,3 +182,44 @@ def open_session_fixture() -> Callable[..., str]:
     from tests.helpers import open_session
 
     return open_session
+
+
+THREAD_GRACE_SECONDS = 20.0
+"""How long a module's threads get to end after it (a loaded machine stops them late)."""
+LOOP_WORKERS = ("AnyIO worker thread", "asyncio_")
+"""Worker threads of an event loop: they end with their loop (whose own thread is checked)."""
+_SEEN_AFTER: dict[threading.Thread, str] = {}
+"""Each thread, and the test after which it was first seen running (for the message)."""
+
+
+@pytest.fixture(autouse=True)
+def _note_threads(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    for thread in threading.enumerate():
+        _SEEN_AFTER.setdefault(thread, request.node.nodeid)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_thread_outlives_its_module(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every thread a test module started (its tests and fixtures, module-scoped ones
+    included: a server started lazily by a module's first request is the module's) has
+    ended once the module's fixtures are torn down: waited for up to
+    :data:`THREAD_GRACE_SECONDS`, then the module errors naming each thread and the test
+    after which it was first seen. A thread left running leaks into every later module
+    (``tests/integration/test_table_crashes.py`` refuses to fork from a process running
+    one: a forked child would inherit a lock held by it)."""
+    before = set(threading.enumerate())
+    yield
+    started = [
+        t for t in threading.enumerate() if t not in before and not t.name.startswith(LOOP_WORKERS)
+    ]
+    end = time.monotonic() + THREAD_GRACE_SECONDS
+    for thread in started:
+        thread.join(max(0.0, end - time.monotonic()))
+    alive = [
+        f"{t.name} (first seen after {_SEEN_AFTER.get(t, 'the set-up')})"
+        for t in started
+        if t.is_alive()
+    ]
+    if alive:
+        pytest.fail(f"{request.node.nodeid} left threads running: {alive}")
