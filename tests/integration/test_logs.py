@@ -100,7 +100,7 @@ def test_serve_writes_json_lines_with_ids_and_never_a_secret(tmp_path: Path) -> 
     printed = [line for line in lines if not line.startswith("{")]
     assert all(
         line.startswith(("croupier serve:", "operator and auditor", "session-token", "log genesis"))
-        or line.startswith("live table ")
+        or line.startswith(("live table ", "browser client: ", "connections: "))
         for line in printed
     ), printed
     assert {d["level"] for d in logged} <= {"debug", "info", "warning", "error", "critical"}
