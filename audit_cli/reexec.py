@@ -12,15 +12,18 @@ Work is split as ``verify`` splits it: each worker picks the game rows out of it
 (:func:`chunk_games`) and re-runs the rounds that start and end inside it, handing back
 one small :class:`RoundExpect` per round, the chunk's game movements and the rows of the
 rounds it could not finish; the parent (:class:`Reexec`) joins those in log order, re-runs
-the rounds that straddle chunks, and compares at the end. No round's events are kept once
-it is re-run: per round the parent holds its expectation and its movements' amounts.
+the rounds that straddle chunks, and compares each round as soon as its money is closed
+(settled or voided, every movement seen and equal), then drops it: the parent holds only
+the open rounds and their movements, not one record per round of the log. Whatever comes
+later for a dropped round (a void, a refund, a forged movement naming its code) re-opens
+it from the store (:class:`Reexec`).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -335,54 +338,168 @@ def _run(start: dict[str, Any], steps: list[tuple[str, dict[str, Any]]]) -> tupl
 # -- the parent: rounds joined in log order, compared at the end -------------------------
 
 
-class Reexec:
-    """The in-order half: rounds re-run in the workers or here, movements gathered."""
+Lookup = Callable[[str], list[Row]]
+"""Every row of one aggregate, by its id, from the store (``rows.read_aggregate``)."""
 
-    def __init__(self) -> None:
+
+class Reexec:
+    """The in-order half: rounds re-run in the workers or here, movements gathered.
+
+    Memory stays bounded: a round whose money is closed (settled or voided, every movement
+    the rules give seen and equal) is compared and dropped at once; only open rounds and
+    their movements are kept. What arrives later for a dropped round (a void long after,
+    its refund, or a forged movement naming its code) re-opens it from the store
+    (``lookup``: the round's own rows, its movements on its session and account up to
+    where the log has been read), so it is compared exactly as if it had been kept."""
+
+    def __init__(self, lookup: Lookup | None = None) -> None:
         self.expects: dict[str, RoundExpect] = {}
         self.code_of: dict[str, str] = {}
         self.open: dict[str, list[Fact]] = {}
         self.moves: dict[str, list[Move]] = defaultdict(list)
         self.accounts: dict[str, str] = {}
         self.stray: list[tuple[int, str, int, str]] = []
+        self.lookup = lookup
+        self.closed = 0
+        """Rounds compared and dropped (re-executed, their money equal to the rules')."""
+        self.closed_moves = 0
+        self.upto = 0
+        """The last row of the chunks fed so far (a re-opened round's movements: up to it)."""
         from audit_cli.reexec_table import Tables
 
         self.tables = Tables()
 
     def feed(self, games: ChunkGames) -> None:
+        touched: set[str] = set()
         for e in games.rounds:
             self._expect(e)
+            touched.add(e.code)
         for fact in games.facts:
             if fact[3] in ROUND_TOPICS:
-                self._round_fact(fact)
+                code = self._round_fact(fact)
+                if code is not None:
+                    touched.add(code)
             else:
                 self.tables.fact(fact)
         self.tables.chunk_done()
         moves = self.moves
         for m in games.moves:
             moves[m.code].append(m)
+            touched.add(m.code)
         self.accounts.update(games.sessions)
         self.stray.extend(games.stray)
+        if self.lookup is not None:
+            for code in touched:
+                self._close(code)
+        self.upto = max(
+            self.upto,
+            max((e.row for e in games.rounds), default=0),
+            max((f[0] for f in games.facts), default=0),
+            max((m.row for m in games.moves), default=0),
+            max((s[0] for s in games.stray), default=0),
+        )
+
+    def _close(self, code: str) -> None:
+        """Compare and drop the round if its money is closed and equal to the rules'."""
+        e = self.expects.get(code)
+        if e is None or e.status == "open" or e.problem is not None:
+            return
+        moves = self.moves.get(code, [])
+        if compare_round(e, moves, self.accounts):
+            return  # kept: it may still be completed, else it is reported at the end
+        del self.expects[code]
+        self.code_of.pop(e.oid, None)
+        self.moves.pop(code, None)
+        self.closed += 1
+        self.closed_moves += len(moves)
 
     def _expect(self, e: RoundExpect) -> None:
         self.expects[e.code] = e
         self.code_of[e.oid] = e.code
 
-    def _round_fact(self, fact: Fact) -> None:
+    def _round_fact(self, fact: Fact) -> str | None:
         oid = fact[1]
         facts = self.open.get(oid)
         if facts is None:
             code = self.code_of.get(oid)
+            if code is None and fact[3] != contracts.ROUND_STARTED:
+                code = self._reopen(oid)
             if code is not None and fact[3] == contracts.ROUND_VOIDED:
                 self._expect(voided_later(self.expects[code], fact[0]))
-                return
+                return code
             if code is not None:
-                return  # another event after its end: the chain checks see the order
+                return code  # another event after its end: the chain checks see the order
             facts = self.open[oid] = []
         facts.append(fact)
         if complete(facts):
             del self.open[oid]
-            self._expect(expect_round(facts))
+            e = expect_round(facts)
+            self._expect(e)
+            return e.code
+        return None
+
+    def _reopen(self, oid: str) -> str | None:
+        """A dropped round back from the store (with its movements up to ``upto``), as it
+        was when dropped; None if the store has no ended round ``oid`` before ``upto``."""
+        if self.lookup is None:
+            return None
+        facts: list[Fact] = []
+        for row in self.lookup(oid):
+            if row.notification_id > self.upto or row.topic not in ROUND_TOPICS:
+                continue
+            doc = _doc(row)
+            if doc is None:
+                return None
+            facts.append((row.notification_id, row.originator_id, row.version, row.topic, doc))
+            if complete(facts):
+                break
+        if not facts or not complete(facts):
+            return None
+        e = expect_round(facts)
+        if e.code in self.expects:
+            return None
+        for later in self._later_voids(oid, facts[-1][0]):
+            e = voided_later(e, later)
+        old = self._store_moves(e)
+        pending = self.moves.get(e.code, [])
+        rows = {m.row for m in pending}
+        merged = [m for m in old if m.row not in rows]
+        self.closed -= 1
+        self.closed_moves -= len(merged)
+        self.moves[e.code] = sorted(merged + pending, key=lambda m: m.row)
+        self._expect(e)
+        return e.code
+
+    def _later_voids(self, oid: str, end: int) -> list[int]:
+        """Rows of voids after the round's end read before ``upto`` (it was re-opened and
+        dropped again since)."""
+        assert self.lookup is not None
+        return [
+            r.notification_id
+            for r in self.lookup(oid)
+            if end < r.notification_id <= self.upto and r.topic == contracts.ROUND_VOIDED
+        ]
+
+    def _store_moves(self, e: RoundExpect) -> list[Move]:
+        assert self.lookup is not None
+        owners = [e.session]
+        account = self.accounts.get(e.session)
+        if account is not None:
+            owners.append(account)
+        found: list[Move] = []
+        for owner in owners:
+            try:
+                rows = self.lookup(owner)
+            except ValueError:
+                continue  # not a UUID: the round names no session of the log
+            for row in rows:
+                if row.notification_id > self.upto or row.topic not in MONEY_TOPICS:
+                    continue
+                doc = _doc(row)
+                move = move_of(row, doc) if doc is not None else None
+                if move is not None and move.code == e.code:
+                    found.append(move)
+        return found
 
     def finish(self) -> tuple[list[Finding], dict[str, int]]:
         """Every finding, and the counts: rounds re-run, pending, movements compared."""
@@ -402,7 +519,18 @@ class Reexec:
                 )
         table_expects, table_findings = self.tables.finish()
         findings.extend(table_findings)
-        stats = {"rounds_reexecuted": 0, "rounds_pending": 0, "movements_compared": 0}
+        if self.lookup is not None:
+            # A movement naming a dropped round's code after it was dropped: back it comes.
+            from ledger.rounds import round_id_for
+
+            for code in [c for c in self.moves if c not in self.expects]:
+                if code not in table_expects:
+                    self._reopen(str(round_id_for(code)))
+        stats = {
+            "rounds_reexecuted": self.closed,
+            "rounds_pending": 0,
+            "movements_compared": self.closed_moves,
+        }
         for code, e in self.expects.items():
             if e.status == "open":
                 stats["rounds_pending"] += 1

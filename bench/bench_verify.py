@@ -21,6 +21,10 @@ parent's peak memory (tracemalloc) on a log a quarter that size and on the full 
 records the run with ``bench/record.py`` (the docs' benchmark table is generated from it).
 
     python bench/bench_verify.py 200000 --reexec [--repeat 3]
+
+With ``--memory`` it only measures (and records) that peak, on N and N / 4 events.
+
+    python bench/bench_verify.py 200000 --memory
 """
 
 from __future__ import annotations
@@ -244,6 +248,26 @@ def memory(folder: Path, ring: Keyring, pin: str, db: str, n: int) -> dict[str, 
     return figures
 
 
+def bench_memory(n: int) -> None:
+    """``--memory``: only the verify parent's peak (see :func:`memory`), recorded."""
+    from record import Run
+
+    run = Run("bench_verify", f"re-execution parent memory, {os.cpu_count()} cores")
+    ring = Keyring.generate()
+    pin = fingerprint(ring.signing_key.public_key())
+    shm = Path("/dev/shm")
+    with tempfile.TemporaryDirectory(dir=shm if shm.is_dir() else None) as d:
+        events = build_rounds(Path(d), ring, n)
+        peaks = memory(Path(d), ring, pin, str(Path(d) / "casino.sqlite"), n)
+    run.done(
+        {"events": events, **{k: v for k, v in peaks.items() if "without" not in k}},
+        {
+            "what": "the same verify without re-execution (--no-reexecute), same logs",
+            **{k: v for k, v in peaks.items() if "without" in k},
+        },
+    )
+
+
 def bench_reexec(n: int, repeat: int) -> None:
     from record import Run  # bench/record.py (this script's folder is on sys.path)
 
@@ -323,6 +347,9 @@ def bench_reexec(n: int, repeat: int) -> None:
 
 def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if "--memory" in sys.argv:
+        bench_memory(int(args[0]) if args else 200_000)
+        return
     if "--reexec" in sys.argv:
         repeat = 3
         if "--repeat" in sys.argv:

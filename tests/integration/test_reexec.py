@@ -430,3 +430,78 @@ def test_rounds_split_across_chunks_re_execute_alike(
     assert [f.game_code for f in money(forged)] == [codes["4-line"]]
     monkeypatch.setattr(verify_module, "CHUNK", chunk)
     assert verify(store, jobs=2).to_dict() == forged.to_dict()
+
+
+# -- bounded memory: a round dropped once matched, re-opened by what comes later ----------
+
+
+def voided_log(store: Store) -> dict[str, str]:
+    """A settled win voided long after (the void and its refund and reversal many rows
+    later), and a 4-line win voided after its session closed (on the account)."""
+    app = store.open()
+    sid = open_session(app, "ann", buy_in=200_000)
+    won = red_dog_win(app, sid)
+    for i in range(6):  # rows between the round and its void
+        app.red_dog_bet(f"between-{i}", sid, 100)
+        if app.open_round(sid) is not None:
+            app.red_dog_see(f"between-see-{i}", sid)
+    app.void_round("void-won", won, "malfunction", "I-1")
+    later = video_poker_win(app, sid, "jb-4line", 4)
+    multi = video_poker_win(app, sid, "jb-multi", 3)
+    app.close_session("close", sid)
+    app.void_round("void-closed", later, "malfunction", "I-3")
+    app.seal()
+    app.close()
+    return {"won": won, "later": later, "multi": multi}
+
+
+def _findings(report: Report) -> list[tuple[Any, ...]]:
+    return sorted(
+        (f.check, f.game_code, f.kind, f.recorded, f.expected, f.notification_id)
+        for f in money(report)
+    )
+
+
+def test_rounds_dropped_once_matched_are_re_opened_by_a_later_void(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With chunks of a few rows each round is compared and dropped as soon as its money
+    is closed; its void, refund and reversal many chunks later bring it back from the
+    store: no false alarm, and the same counts as with the whole log in one chunk."""
+    voided_log(store)
+    whole = verify(store)
+    assert whole.ok, whole.findings
+    monkeypatch.setattr(verify_module, "CHUNK", 3)
+    assert verify(store, jobs=2).to_dict() == whole.to_dict()
+    assert verify(store, jobs=1).to_dict() == whole.to_dict()
+
+
+@pytest.mark.parametrize("forge", ["refund", "relabel"])
+def test_a_late_forged_movement_of_a_dropped_round_is_caught(
+    store: Store, monkeypatch: pytest.MonkeyPatch, forge: str
+) -> None:
+    """A forged refund long after its round was dropped, or a later round's win credit
+    re-labelled with a dropped round's code: caught as with the whole log in one chunk."""
+    codes = voided_log(store)
+
+    def edit(row: Row, doc: dict[str, Any]) -> str:
+        if forge == "refund" and of_round(row, doc, contracts.SESSION_REFUNDED, codes["won"]):
+            doc["amount"] += FORGED
+            doc["movement"]["amount"] += FORGED
+        if forge == "relabel" and of_round(
+            row, doc, contracts.SESSION_WIN_CREDITED, codes["multi"]
+        ):
+            doc["game_code"] = codes["won"]
+        return KEEP
+
+    rewrite(store, edit)
+    whole = verify(store)
+    assert _findings(whole), whole.findings
+    assert {f.game_code for f in money(whole)} == (
+        {codes["won"]} if forge == "refund" else {codes["won"], codes["multi"]}
+    )
+    monkeypatch.setattr(verify_module, "CHUNK", 3)
+    for jobs in (1, 2):
+        chunked = verify(store, jobs=jobs)
+        assert _findings(chunked) == _findings(whole)
+        assert chunked.rounds == whole.rounds
