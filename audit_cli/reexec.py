@@ -25,13 +25,16 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
 from audit_cli.checker import Finding
 from audit_cli.rows import Row
 from ledger import contracts, envelope
+
+if TYPE_CHECKING:
+    from audit_cli.reexec_table import SeatExpect
 
 STAKE, WIN, REFUND, REVERSAL = "stake", "win", "refund", "reversal"
 MONEY_TOPICS = {
@@ -350,7 +353,10 @@ class Reexec:
     their movements are kept. What arrives later for a dropped round (a void long after,
     its refund, or a forged movement naming its code) re-opens it from the store
     (``lookup``: the round's own rows, its movements on its session and account up to
-    where the log has been read), so it is compared exactly as if it had been kept."""
+    where the log has been read), so it is compared exactly as if it had been kept. A
+    live-blackjack table round likewise: dropped once re-played and every seat's money
+    matched; a later movement naming its code re-plays it from the store (its rows, its
+    dealt seats' and the seats of the sessions that movement names)."""
 
     def __init__(self, lookup: Lookup | None = None) -> None:
         self.expects: dict[str, RoundExpect] = {}
@@ -391,6 +397,9 @@ class Reexec:
         if self.lookup is not None:
             for code in touched:
                 self._close(code)
+            for code in touched | set(self.tables.fresh):
+                self._close_table(code)
+        self.tables.fresh.clear()
         self.upto = max(
             self.upto,
             max((e.row for e in games.rounds), default=0),
@@ -412,6 +421,105 @@ class Reexec:
         self.moves.pop(code, None)
         self.closed += 1
         self.closed_moves += len(moves)
+
+    def _close_table(self, code: str) -> None:
+        """Compare and drop a re-played table round if every seat's money is equal to
+        what the engine gives it (a round with a finding of its own is kept)."""
+        seats = self.tables.expects.get(code)
+        if seats is None or code in self.tables.flagged:
+            return
+        moves = self.moves.get(code, [])
+        if self.tables.compare(code, seats, moves, self.accounts):
+            return
+        del self.tables.expects[code]
+        self.moves.pop(code, None)
+        self.closed_moves += len(moves)
+
+    def _reopen_table(self, code: str) -> list[SeatExpect] | None:
+        """A dropped table round back from the store: its rows, its dealt seats' and the
+        seats of the sessions its later movements name, re-played as when it was dropped,
+        with its movements on those seats' sessions and accounts up to ``upto``; None if
+        the store has no ended table round ``code``."""
+        from audit_cli.reexec_table import Tables
+        from ledger.tables.codes import round_code_id_for
+        from ledger.tables.seat import seat_id_for
+
+        assert self.lookup is not None
+        rid = None
+        for row in self.lookup(str(round_code_id_for(code))):
+            doc = _doc(row) if row.notification_id <= self.upto else None
+            if doc is not None and row.topic == contracts.TABLE_ROUND_CODE_RECORDED:
+                rid = str(doc.get("round_id"))
+        if rid is None:
+            return None
+        try:
+            facts = self._facts_of(rid)
+        except ValueError:
+            return None
+        seat_ids = {
+            str(s)
+            for f in facts
+            if f[3] == contracts.TABLE_ROUND_DEALT
+            for s in f[4].get("seats") or []
+        }
+        later = self.moves.get(code, [])
+        sessions = {m.owner for m in later if not m.on_account}
+        accounts = {m.owner for m in later if m.on_account}
+        sessions |= {s for s, a in self.accounts.items() if a in accounts}
+        for session in sessions:
+            try:
+                seat_ids.add(str(seat_id_for(rid, session)))
+            except ValueError:
+                continue  # not a UUID: no seat of the log
+        for sid in seat_ids:
+            facts.extend(self._facts_of(sid))
+        tables = Tables()
+        for fact in sorted(facts):
+            tables.fact(fact)
+        expects, _ = tables.finish()
+        seats = expects.get(code)
+        if seats is None:
+            return None
+        old: list[Move] = []
+        for seat in seats:
+            owners = [seat.session]
+            account = self.accounts.get(seat.session)
+            if account is not None:
+                owners.append(account)
+            old.extend(self._moves_of(code, owners))
+        rows = {m.row for m in later}
+        merged = {m.row: m for m in old if m.row not in rows}
+        self.closed_moves -= len(merged)
+        self.moves[code] = sorted([*merged.values(), *later], key=lambda m: m.row)
+        return seats
+
+    def _facts_of(self, oid: str) -> list[Fact]:
+        """The aggregate's rows read so far (up to ``upto``), as facts."""
+        assert self.lookup is not None
+        facts: list[Fact] = []
+        for row in self.lookup(oid):
+            doc = _doc(row) if row.notification_id <= self.upto else None
+            if doc is not None:
+                facts.append((row.notification_id, row.originator_id, row.version, row.topic, doc))
+        return facts
+
+    def _moves_of(self, code: str, owners: list[str]) -> list[Move]:
+        """Movements of round ``code`` on these sessions and accounts, up to ``upto``."""
+        assert self.lookup is not None
+        found: list[Move] = []
+        for owner in owners:
+            try:
+                rows = self.lookup(owner)
+            except ValueError:
+                continue  # not a UUID: the round names no session of the log
+            for row in rows:
+                if row.notification_id > self.upto or row.topic not in MONEY_TOPICS:
+                    continue
+                doc = _doc(row)
+                move = move_of(row, doc) if doc is not None else None
+                if move is not None and move.code == code:
+                    found.append(move)
+        return found
 
     def _expect(self, e: RoundExpect) -> None:
         self.expects[e.code] = e
@@ -481,25 +589,11 @@ class Reexec:
         ]
 
     def _store_moves(self, e: RoundExpect) -> list[Move]:
-        assert self.lookup is not None
         owners = [e.session]
         account = self.accounts.get(e.session)
         if account is not None:
             owners.append(account)
-        found: list[Move] = []
-        for owner in owners:
-            try:
-                rows = self.lookup(owner)
-            except ValueError:
-                continue  # not a UUID: the round names no session of the log
-            for row in rows:
-                if row.notification_id > self.upto or row.topic not in MONEY_TOPICS:
-                    continue
-                doc = _doc(row)
-                move = move_of(row, doc) if doc is not None else None
-                if move is not None and move.code == e.code:
-                    found.append(move)
-        return found
+        return self._moves_of(e.code, owners)
 
     def finish(self) -> tuple[list[Finding], dict[str, int]]:
         """Every finding, and the counts: rounds re-run, pending, movements compared."""
@@ -520,6 +614,12 @@ class Reexec:
         table_expects, table_findings = self.tables.finish()
         findings.extend(table_findings)
         if self.lookup is not None:
+            # A movement naming a dropped table round's code: back it comes, then the rest.
+            for code in [c for c in self.moves if c not in self.expects]:
+                if code not in table_expects:
+                    seats = self._reopen_table(code)
+                    if seats is not None:
+                        table_expects[code] = seats
             # A movement naming a dropped round's code after it was dropped: back it comes.
             from ledger.rounds import round_id_for
 

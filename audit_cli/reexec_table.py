@@ -65,6 +65,10 @@ class Tables:
         self.commitments: dict[str, str] = {}
         self.revealed: dict[str, bytes] = {}
         self.findings: list[Finding] = []
+        self.flagged: set[str] = set()
+        """Codes of rounds with a finding of their own: never dropped before the end."""
+        self.fresh: list[str] = []
+        """Codes re-played since the parent last looked (it may drop them once matched)."""
         self.stats = {"table_rounds_reexecuted": 0, "table_rounds_shoe_live": 0}
 
     def fact(self, fact: Fact) -> None:
@@ -176,6 +180,7 @@ class Tables:
             session = str(seat["head"].get("session_id"))
             expects.append(SeatExpect(sid, session, status, staked, returned, seat["row"]))
         self.expects[code] = expects
+        self.fresh.append(code)
 
     def _check_results(
         self,
@@ -253,6 +258,7 @@ class Tables:
     ) -> None:
         from audit_cli.reexec import MoneyFinding
 
+        self.flagged.add(code)
         self.findings.append(
             MoneyFinding(
                 "reexec-table",

@@ -505,3 +505,41 @@ def test_a_late_forged_movement_of_a_dropped_round_is_caught(
         chunked = verify(store, jobs=jobs)
         assert _findings(chunked) == _findings(whole)
         assert chunked.rounds == whole.rounds
+
+
+@pytest.mark.parametrize("forge", ["honest", "relabel"])
+def test_a_dropped_table_round_is_re_opened_by_a_late_movement(
+    store: Store, monkeypatch: pytest.MonkeyPatch, forge: str
+) -> None:
+    """With chunks of a few rows each table round is dropped once every seat's money is
+    matched; a later round's win credit re-labelled with the first round's code brings
+    it back from the store: the same findings and counts as with the whole log in one
+    chunk (and an honest log stays clean)."""
+    _, _, played = table_log(store, 4)
+    first = played[0].code
+    later = {r.code for r in played[2:]}
+    if forge == "relabel":
+        relabelled: list[str] = []
+
+        def edit(row: Row, doc: dict[str, Any]) -> str:
+            if (
+                not relabelled
+                and row.topic == contracts.SESSION_WIN_CREDITED
+                and doc["game_code"] in later
+            ):
+                relabelled.append(doc["game_code"])
+                doc["game_code"] = first
+            return KEEP
+
+        rewrite(store, edit)
+        assert relabelled
+    whole = verify(store)
+    if forge == "honest":
+        assert whole.ok, whole.findings
+    else:
+        assert {f.game_code for f in money(whole)} == {first, *relabelled}, whole.findings
+    monkeypatch.setattr(verify_module, "CHUNK", 3)
+    for jobs in (1, 2):
+        chunked = verify(store, jobs=jobs)
+        assert _findings(chunked) == _findings(whole)
+        assert chunked.rounds == whole.rounds
