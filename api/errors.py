@@ -66,7 +66,7 @@ LEDGER_STATUS: dict[type[LedgerError], int] = {
     le.IdempotencyConflict: 409,
     le.Contention: 503,
     le.StorageUnavailable: 503,
-    le.PositionNotReached: 503,
+    le.PositionNotReached: 409,
     le.AutoCompletionFailed: 500,
     # the table chat (ledger/chat.py)
     le.ChatMessageInvalid: 422,
@@ -157,7 +157,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(LedgerError)
     async def ledger_error(request: Request, exc: LedgerError) -> JSONResponse:
-        retry = isinstance(exc, Contention | StorageUnavailable | le.PositionNotReached)
+        retry = isinstance(exc, Contention | StorageUnavailable)
         headers = {"Retry-After": "1"} if retry else None
         if isinstance(exc, le.ChatRateLimited | te.ChipLimitReached):
             headers = {"Retry-After": str(exc.retry_after)}

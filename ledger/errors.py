@@ -95,8 +95,9 @@ class StorageUnavailable(LedgerError):
 
 
 class PositionNotReached(LedgerError):
-    """A read asked for a log position (``at_least``) the log has not reached within the
-    wait: nothing is answered from a view older than asked; retry later."""
+    """A read asked for a log position (``at_least``) beyond the log's head: no command
+    has written it (a command's ``X-Log-Position`` is at or below the head once it is
+    answered), so nothing is answered from a view older than asked."""
 
     code = "position-not-reached"
 

@@ -10,7 +10,6 @@ reads see its own writes. Design and figures: docs/read-models.md.
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 from ledger.errors import PositionNotReached
@@ -51,26 +50,24 @@ class ReadSide:
     def __getitem__(self, name: str) -> Projection:
         return self.projections[name]
 
-    def ready(self, name: str, at_least: int | None = None, wait: float = 5.0) -> int:
+    def ready(self, name: str, at_least: int | None = None) -> int:
         """The view ``name`` brought to at least ``at_least`` (the log's head now when
-        None); the position it reflects. A position the log has not reached yet is
-        waited for up to ``wait`` seconds, then :class:`PositionNotReached`."""
+        None); the position it reflects. A position beyond the log's head is refused at
+        once with :class:`PositionNotReached`: a command's ``X-Log-Position`` is sent after
+        its events are committed to the shared store, so every position a client was given
+        is at or below the head any worker reads; one beyond it was never written, and
+        waiting for the log to grow that far would only hold the request."""
         p = self.projections[name]
         head, position = p.state()
-        if position >= (head if at_least is None else at_least):
+        target = head if at_least is None else at_least
+        if position >= target:
             return position
-        position = p.catch_up(at_least)
-        deadline = time.monotonic() + wait
-        while at_least is not None and position < at_least:
-            if time.monotonic() > deadline:
-                raise PositionNotReached(
-                    f"the log has not reached position {at_least} (the {name} view is at "
-                    f"{position})",
-                    position=position,
-                )
-            time.sleep(0.02)
-            position = p.catch_up(at_least)
-        return position
+        if target > head:
+            raise PositionNotReached(
+                f"the log has not reached position {at_least} (its head is {head})",
+                position=head,
+            )
+        return p.catch_up(target)
 
     def catch_up(self) -> int:
         """Every view brought to the log's head; the lowest position reached. Views at the

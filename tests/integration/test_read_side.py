@@ -276,5 +276,6 @@ def test_http_reads_say_their_position_and_read_a_commands_own_write(store: Stor
         bad = http.get("/v1/totals/daily?from=yesterday", headers=auth)
         assert bad.status_code == 422
         far = http.get(f"/v1/accounts/hal/balances?at_least={position + 10**6}", headers=auth)
-        assert far.status_code == 503 and far.json()["code"] == "position-not-reached"
+        assert far.status_code == 409 and far.json()["code"] == "position-not-reached"
+        assert "Retry-After" not in far.headers  # a position never written: not retryable
         assert app.recorder.max_notification_id() == before  # the refusals wrote nothing

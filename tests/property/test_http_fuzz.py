@@ -248,6 +248,8 @@ def credential(case: Any, w: World) -> str | None:
     names = [name for requirement in security for name in requirement]
     if not names:
         return None
+    if names[0] == "spectator":  # a token the operator issued for the live table
+        return str(w.app.state.credentials.spectator_token(TABLE, 60)[0])
     return {"operator": OPERATOR, "auditor": AUDITOR, "session": w.token}[names[0]]
 
 
