@@ -487,16 +487,16 @@ def test_a_round_nobody_bet_in_stays_open_with_a_green_light_until_the_first_bet
     """A betting window that closes with no bet leaves the round waiting for one (issue 23:
     an idle table writes nothing): the light stays green, and the first bet starts the
     timer again."""
-    server.player("eve")
-    eve = Page(chromium, server.url("eve"))
-    code = wait_for_new_betting(eve, [])
+    server.player("fay")
+    fay = Page(chromium, server.url("fay"))
+    code = wait_for_new_betting(fay, [])
     text = "document.getElementById('bj-light-text').textContent"
-    eve.page.wait_for_function(f"() => {text}.includes('first bet')", timeout=60_000)
-    assert eve.attr("#bj-light", "data-light") == "green"
-    assert eve.attr("#blackjack", "data-round") == code  # the same round, still open
-    eve.page.click("[data-chip='500']")
-    eve.page.click("#bj-spot-main")
-    eve.page.wait_for_function(f"() => /: [0-9]+ s$/.test({text})", timeout=30_000)
-    assert eve.attr("#blackjack", "data-round") == code
-    assert eve.errors == []
-    eve.close()
+    fay.page.wait_for_function(f"() => {text}.includes('first bet')", timeout=60_000)
+    assert fay.attr("#bj-light", "data-light") == "green"
+    assert fay.attr("#blackjack", "data-round") == code  # the same round, still open
+    fay.page.click("[data-chip='500']")
+    fay.page.click("#bj-spot-main")
+    fay.page.wait_for_function(f"() => /: [0-9]+ s$/.test({text})", timeout=30_000)
+    assert fay.attr("#blackjack", "data-round") == code
+    assert fay.errors == []
+    fay.close()
