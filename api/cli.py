@@ -121,6 +121,37 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_void(args: argparse.Namespace) -> int:
+    """Void a round after a malfunction: the operator's write, on the configured store
+    (``audit-cli``, the auditor's tool, only reads). Its stakes are refunded and its win
+    reversed, to the session while it is open, else to the account."""
+    from ledger.errors import LedgerError
+
+    app = bootstrap(Settings())
+    try:
+        result = app.void_round(
+            args.request_id or f"void:{args.code}", args.code, args.reason, args.incident
+        )
+    except LedgerError as e:
+        if args.json:
+            print(json.dumps({"ok": False, **e.to_dict()}))
+        else:
+            print(f"error {e.code}: {e.message}", file=sys.stderr)
+        return 1
+    finally:
+        app.close()
+    if args.json:
+        print(json.dumps(result, default=str, indent=2))
+    else:
+        verb = "was already voided" if result.get("already_voided") else "voided"
+        print(
+            f"round {result['code']} {verb}: refunded {result['refunded']}, "
+            f"reversed win {result['reversed_win']}, {result['landed_on']} balance now "
+            f"{result['landed_balance']}, seed {result['seed']}"
+        )
+    return 0
+
+
 def cmd_rotate_keys(args: argparse.Namespace) -> int:
     settings = Settings()
     ring = settings.keyring()
@@ -350,6 +381,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     vf.add_argument("--jobs", type=int, default=None, help="worker processes (default: cores)")
     vf.set_defaults(func=cmd_verify)
+    vd = sub.add_parser(
+        "void", help="void a round after a malfunction (refunds its stakes, reverses its win)"
+    )
+    vd.add_argument("code", help="the round's game code")
+    vd.add_argument("--reason", required=True, help="why the round is voided (recorded)")
+    vd.add_argument("--incident", required=True, help="incident id")
+    vd.add_argument("--request-id", help="idempotency key (default: void:CODE)")
+    vd.add_argument("--json", action="store_true", help="machine-readable output")
+    vd.set_defaults(func=cmd_void)
     sub.add_parser("rotate-keys", help="new signing key; old public keys kept").set_defaults(
         func=cmd_rotate_keys
     )

@@ -22,7 +22,6 @@ from audit_cli.output import console
 from audit_cli.rows import SourceError, count_rows
 from audit_cli.verify import verify_db
 from games.percent import as_percent
-from ledger.bootstrap import bootstrap
 from ledger.keys import KeyringError, load_public_keys
 from ledger.settings import SETTINGS_ERRORS, settings_problem
 
@@ -472,32 +471,14 @@ def cmd_statement(args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_void(args: argparse.Namespace, out: Console) -> int:
-    from ledger.errors import LedgerError
-    from ledger.settings import Settings
-
-    app = bootstrap(Settings())
-    try:
-        result = app.void_round(
-            args.request_id or f"void:{args.code}", args.code, args.reason, args.incident
-        )
-    except LedgerError as e:
-        if args.json:
-            print(json.dumps({"ok": False, **e.to_dict()}))
-        else:
-            Console(stderr=True).print(f"[red]error[/red] {e.code}: {e.message}")
-        return EXIT_FINDINGS
-    finally:
-        app.close()
-    if args.json:
-        out.print_json(json.dumps(result, default=str))
-    else:
-        verb = "was already voided" if result.get("already_voided") else "voided"
-        out.print(
-            f"round {result['code']} {verb}: refunded {result['refunded']}, "
-            f"reversed win {result['reversed_win']}, {result['landed_on']} balance now "
-            f"{result['landed_balance']}, seed {result['seed']}"
-        )
-    return EXIT_OK
+    """``audit-cli`` only reads: a void is the operator's write, ``croupier void``."""
+    Console(stderr=True).print(
+        "[red]error[/red]: audit-cli only reads the log; a void is the operator's write: "
+        "croupier void CODE --reason REASON --incident INCIDENT",
+        highlight=False,
+        soft_wrap=True,
+    )
+    return EXIT_USAGE
 
 
 def cmd_rtp(args: argparse.Namespace, out: Console) -> int:
@@ -761,17 +742,8 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--json", action="store_true", help="machine-readable output")
     st.set_defaults(func=cmd_statement)
 
-    vd = sub.add_parser(
-        "void",
-        parents=[common],
-        help="operator: void a round after a malfunction "
-        "(uses CROUPIER_* settings to reach the store)",
-    )
-    vd.add_argument("code", help="the round's game code")
-    vd.add_argument("--reason", required=True, help="why the round is voided (recorded)")
-    vd.add_argument("--incident", required=True, help="incident id")
-    vd.add_argument("--request-id", help="idempotency key (default: void:CODE)")
-    vd.add_argument("--json", action="store_true", help="machine-readable output")
+    vd = sub.add_parser("void", help="moved to the operator's tool: croupier void")
+    vd.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     vd.set_defaults(func=cmd_void)
 
     rt = sub.add_parser(

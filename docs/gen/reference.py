@@ -122,7 +122,7 @@ def cli_page() -> str:
         HEADER.format(source="the argparse parsers of api/cli.py and audit_cli/main.py"),
         "# Command line\n\n",
         "Two commands are installed: `croupier` runs the server's jobs on the configured store\n",
-        "and `audit-cli` is the auditor's (read-only, except `void`). Both read the\n",
+        "and `audit-cli` is the auditor's (read-only: a void is `croupier void`). Both read the\n",
         "[configuration](configuration.md) from the environment. Every command takes `--help`.\n",
     ]
     for prog, parser in parsers().items():

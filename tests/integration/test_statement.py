@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from contextlib import redirect_stdout
+from contextlib import redirect_stderr, redirect_stdout
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -337,7 +337,16 @@ def test_a_void_over_http_carries_its_refund_and_the_balance_it_landed_on(
     assert sum(r["net"] for r in rows) == change
 
 
-def test_audit_cli_void_prints_the_refund_the_reversal_and_the_balance_it_landed_on(
+def _croupier(*args: str) -> tuple[int, str]:
+    from api.cli import main as croupier
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = croupier(list(args))
+    return code, out.getvalue()
+
+
+def test_croupier_void_prints_the_refund_the_reversal_and_the_balance_it_landed_on(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from ledger.settings import Settings
@@ -356,14 +365,19 @@ def test_audit_cli_void_prints_the_refund_the_reversal_and_the_balance_it_landed
         app.close()
 
     args = ["void", won["code"], "--reason", "display fault", "--incident", "INC-3"]
-    code, text = _cli(*args, "--json")
+    # audit-cli only reads: it names the operator's tool and changes nothing.
+    err = io.StringIO()
+    with redirect_stderr(err):
+        assert _cli(*args)[0] == 2
+    assert "croupier void" in err.getvalue()
+    code, text = _croupier(*args, "--json")  # not already voided: the refusal changed nothing
     doc = json.loads(text)
     assert code == 0 and not doc["already_voided"]
     assert (doc["refunded"], doc["reversed_win"]) == (won["staked"], won["payout"])
     assert doc["landed_on"] == "account"
     assert doc["landed_balance"] == account + won["staked"] - won["payout"]
 
-    code, text = _cli(*args, "--request-id", "again")
+    code, text = _croupier(*args, "--request-id", "again")
     assert code == 0
     assert (
         text.split()
