@@ -34,6 +34,7 @@ from api import (
     spectators,
     statement,
     table_operator,
+    table_socket,
     table_stream,
     tables,
     totals,
@@ -43,7 +44,7 @@ from api.auth import Credentials, load_credentials
 from api.catalogue import catalogue
 from api.health import Health
 from api.health import health as sealer_health
-from api.limits import Guard
+from api.limits import Guard, command_buckets
 from api.position import Position
 from api.table_runners import TableRunners, ensure_default_table
 from ledger.bootstrap import bootstrap
@@ -139,6 +140,8 @@ def create_app(
         creds, opened_at=lambda sid: app.state.casino.get_session(sid).created_on.timestamp()
     )
     app.state.settings = settings
+    # A session's command rate, counted over its REST commands and its table socket's.
+    app.state.session_commands = command_buckets(settings.session_commands_per_second)
     errors.install(app)
     # Routes are matched in this order, each included router in turn: the players' game
     # and table actions (most requests) first. No two routers share a method and path
@@ -160,6 +163,7 @@ def create_app(
     app.include_router(viewer.page_router)
     app.include_router(play.router)
     app.include_router(table_stream.router)
+    app.include_router(table_socket.router)
     app.include_router(seamless.router)
 
     @app.get("/health", response_model=Health, response_model_exclude_none=True, tags=["health"])
@@ -180,6 +184,7 @@ def create_app(
         failures=settings.auth_failures_per_second,
         failure_burst=settings.auth_failure_burst,
         session_commands=settings.session_commands_per_second,
+        commands=app.state.session_commands,
     )
     if settings.cors_allowed_origins:
         # Outside the guard: a browser's preflight carries no credential, and a refusal

@@ -20,6 +20,13 @@ This is uvicorn's httptools protocol (the parser ``croupier serve`` runs) with:
 
 A trusted proxy's connections (``trusted_proxies``) count in all but not per address:
 behind it every client shares its address.
+
+A WebSocket (the table socket, :mod:`api.table_socket`) is a connection upgraded from an
+admitted request: it keeps counting toward both caps until it closes
+(:class:`GuardedWebSocket` releases it); a connection beyond a cap is never upgraded (it
+gets the 503). The protocol is uvicorn's ``websockets-sansio`` (the ``websockets``
+package's Sans-I/O core), with per-message compression off: a table message is encoded
+once and the same bytes go to every client, none compressed per client.
 """
 
 from __future__ import annotations
@@ -35,11 +42,14 @@ from typing import Any
 
 from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from uvicorn.server import ServerState
 
 from ledger.settings import Settings
 
 PROTOCOL = "api.connection_guard:GuardedProtocol"
+WS_PROTOCOL = "api.connection_guard:GuardedWebSocket"
+WS_MAX_BYTES = 64 * 1024  # a client's frame beyond this closes its socket (1009)
 FD_RESERVE = 256  # descriptors kept for the store, log files, refusal slots and accept bursts
 REFUSAL_SLOTS = 64  # connections beyond a cap held at once while their headers arrive
 REFUSAL_GRACE_SECONDS = 2.0  # how long such a connection has to send its headers
@@ -185,6 +195,19 @@ class GuardedProtocol(HttpToolsProtocol):
         self._admission.unhold(self)
         super().connection_lost(exc)
 
+    def _should_upgrade(self) -> bool:
+        return not self.refused and super()._should_upgrade()
+
+    def handle_websocket_upgrade(self) -> None:
+        """Hand the connection to the WebSocket protocol, which releases its admission
+        when it closes (this protocol hears of the transport no more)."""
+        self._disarm()
+        super().handle_websocket_upgrade()
+        upgraded = self.transport.get_protocol()
+        if isinstance(upgraded, GuardedWebSocket) and self.admitted:
+            self.admitted = False
+            upgraded.admitted_address = self.address
+
     def drop(self) -> None:
         """Close a refused connection that did not send its headers in time."""
         self._disarm()
@@ -249,6 +272,19 @@ class GuardedProtocol(HttpToolsProtocol):
             self.transport.close()  # the application's receive() gets http.disconnect
 
 
+class GuardedWebSocket(WebSocketsSansIOProtocol):
+    """uvicorn's WebSocket protocol holding the admission of the connection it took over
+    (:meth:`GuardedProtocol.handle_websocket_upgrade`) until the connection is lost."""
+
+    admitted_address: str | None = None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.admitted_address is not None and GuardedProtocol.admission is not None:
+            GuardedProtocol.admission.release(self.admitted_address)
+            self.admitted_address = None
+        super().connection_lost(exc)
+
+
 def _peek(transport: asyncio.BaseTransport) -> bytes:
     """The first bytes already received on a connection, left there to be read; b"" when
     none have arrived (or the socket cannot be peeked at)."""
@@ -299,7 +335,11 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
     trust proxy headers only from the configured proxies."""
     return {
         "http": PROTOCOL,
-        "ws": "none",  # no WebSocket route; an upgrade would leave the guard's counts
+        # the table socket: websockets' Sans-I/O core, counted by the guard until closed;
+        # no per-message compression (nothing is encoded per client), small frames only
+        "ws": WS_PROTOCOL,
+        "ws_per_message_deflate": False,
+        "ws_max_size": WS_MAX_BYTES,
         "timeout_keep_alive": settings.keep_alive_seconds,
         "proxy_headers": bool(settings.trusted_proxies),
         "forwarded_allow_ips": list(settings.trusted_proxies),

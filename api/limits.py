@@ -85,6 +85,7 @@ class Guard:
         failures: float,
         failure_burst: int,
         session_commands: float = 0.0,
+        commands: Buckets | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.app = app
@@ -93,9 +94,17 @@ class Guard:
         self.addresses = Buckets(per_address, per_address * 2, clock)
         self.callers = Buckets(per_credential, per_credential * 2, clock)
         self.failures = Buckets(failures, failure_burst, clock)
-        self.commands = Buckets(session_commands, max(1.0, session_commands * 2), clock)
+        self.commands = commands or command_buckets(session_commands, clock)
+        """A session's command rate: shared with its table socket's commands."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            # a socket's handshake is a request of its address (its credential is checked
+            # by its route, which answers a refusal as REST does: api.table_socket)
+            wait = self.addresses.take(str((scope.get("client") or ("?",))[0]))
+            if wait:
+                await _deny_socket(send, wait)
+                return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -174,6 +183,25 @@ class Guard:
         if scheme.lower() != "bearer" or not token.strip():
             return None
         return self.credentials().identify(token.strip())
+
+
+def command_buckets(rate: float, clock: Callable[[], float] = time.monotonic) -> Buckets:
+    """The sessions' command buckets: ``rate`` a second, a burst of twice that."""
+    return Buckets(rate, max(1.0, rate * 2), clock)
+
+
+async def _deny_socket(send: Send, wait: float) -> None:
+    """429 to a WebSocket handshake (the ASGI denial response), with ``Retry-After``."""
+    retry = max(1, math.ceil(wait))
+    body = json.dumps(
+        {
+            "code": "rate-limited",
+            "message": f"too many requests from this address; retry after {retry} s",
+        }
+    ).encode()
+    headers = [(b"content-type", b"application/json"), (b"retry-after", str(retry).encode())]
+    await send({"type": "websocket.http.response.start", "status": 429, "headers": headers})
+    await send({"type": "websocket.http.response.body", "body": body})
 
 
 def _stream_token(scope: Scope) -> bytes | None:

@@ -7,6 +7,11 @@ messages after that position (its own and the table's), then every new one as th
 reads it, so nothing is lost or repeated between the two. A stream further behind than
 the buffer replays the log first (:func:`replay`), then subscribes.
 
+Fan-out (issue 28): a message is encoded once, when the feed reads it
+(:class:`Encoded`: its JSON, as a Server-Sent Event and as a WebSocket line), and that
+one object is queued to every client it is for; a seat's own messages go only to that
+seat's session. Nothing is encoded per client.
+
 Each subscriber has a bounded queue: a client that does not read fast enough has its
 queue overflow, is dropped (its stream ends) and reconnects with ``Last-Event-ID``; the
 server never holds more than ``queue_limit`` messages for it. Heartbeats carry the
@@ -20,6 +25,7 @@ import json
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from api.table_messages import (
@@ -36,21 +42,28 @@ from ledger.tables.table import Table, table_id_for
 from ledger.tables.table_round import TableRound
 
 
-def encode(m: Message) -> bytes:
-    """One Server-Sent Event: ``id`` (log position; none for derived state), ``event``
-    (the type) and one ``data`` line of JSON (which never holds a raw newline)."""
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """One message, encoded once for every client: ``sse`` (an event of
+    ``text/event-stream``) and ``line`` (the WebSocket form: one JSON object, with the
+    position as ``id``; docs/guides/table-websocket.md)."""
+
+    position: int
+    sse: bytes
+    line: str
+    chat: bool
+
+
+def encode(m: Message) -> Encoded:
+    """``m`` encoded once: one ``json.dumps`` of its body (which never holds a raw
+    newline), framed as a Server-Sent Event (``id``: the log position, none for derived
+    state; ``event``: the type; one ``data`` line) and as a WebSocket JSON line (the same
+    object with ``id`` first, ``null`` for derived state)."""
     body = json.dumps({"type": m.type, **m.data}, separators=(",", ":"))
     head = f"id: {m.position}\n" if m.position else ""
-    return f"{head}event: {m.type}\ndata: {body}\n\n".encode()
-
-
-CHAT_EVENTS = tuple(f"event: {t}\n".encode() for t in CHAT_TYPES.values())
-
-
-def is_chat(chunk: bytes) -> bool:
-    """Whether an encoded message is the chat's (only clients that show chat get it)."""
-    head = chunk[:64]
-    return any(e in head for e in CHAT_EVENTS)
+    sse = f"{head}event: {m.type}\ndata: {body}\n\n".encode()
+    line = f'{{"id":{m.position or "null"},{body[1:]}'
+    return Encoded(m.position, sse, line, m.type in CHAT_TYPES.values())
 
 
 class Subscriber:
@@ -73,14 +86,14 @@ class Subscriber:
         self.settings_id = settings_id
         """The player's settings aggregate: its changes set ``chat`` while streaming."""
         self.limit = limit
-        self.queue: deque[bytes] = deque()
+        self.queue: deque[Encoded] = deque()
         self.dropped = False
         self.closed = False
         self.last_push = now
         self.wake: Callable[[], None] = lambda: None
         """Set by the stream: called (from the feed's thread) when there is news."""
 
-    def push(self, chunk: bytes, now: float) -> bool:
+    def push(self, chunk: Encoded, now: float) -> bool:
         if len(self.queue) >= self.limit:
             self.dropped = True
             self.queue.clear()
@@ -89,11 +102,16 @@ class Subscriber:
         self.last_push = now
         return True
 
-    def drain(self) -> bytes:
+    def take(self) -> list[Encoded]:
+        """Every queued message, in order (the queue is left empty)."""
         out = []
         while self.queue:
             out.append(self.queue.popleft())
-        return b"".join(out)
+        return out
+
+    def drain(self) -> bytes:
+        """Every queued message as Server-Sent Events."""
+        return b"".join(e.sse for e in self.take())
 
 
 class TableFeed:
@@ -111,8 +129,8 @@ class TableFeed:
         self.lock = threading.Lock()
         self.fold = TableFold(app, table)
         self.subscribers: dict[str, set[Subscriber]] = {}
-        self.table_items: list[tuple[int, bytes]] = []
-        self.session_items: dict[str, list[tuple[int, bytes]]] = {}
+        self.table_items: list[Encoded] = []
+        self.session_items: dict[str, list[Encoded]] = {}
         start = self._current_round_start()
         self.position = start
         self.buffer_start = start
@@ -160,24 +178,24 @@ class TableFeed:
                         sub.chat = bool(m.data["show_chat"])
             return
         chunk = encode(m)
-        chat = m.type in CHAT_TYPES.values()
+        chat = chunk.chat
         if m.type == "shoe-shuffled":
             self._shoe_shuffled_at = m.position
         if m.type == "round-opened":
             self._new_round(m)
         if m.session is None:
-            self.table_items.append((m.position, chunk))
+            self.table_items.append(chunk)
             for subs in self.subscribers.values():
                 self._push_all([s for s in subs if s.chat] if chat else subs, chunk, now, woken)
         else:
-            self.session_items.setdefault(m.session, []).append((m.position, chunk))
+            self.session_items.setdefault(m.session, []).append(chunk)
             self._push_all(self.subscribers.get(m.session, ()), chunk, now, woken)
         if m.session is None and m.type in WINDOWS:
             for o in self.fold.options_for(self.subscribers):
                 self._push_all(self.subscribers.get(o.session or "", ()), encode(o), now, woken)
 
     def _push_all(
-        self, subs: Iterable[Subscriber], chunk: bytes, now: float, woken: set[Subscriber]
+        self, subs: Iterable[Subscriber], chunk: Encoded, now: float, woken: set[Subscriber]
     ) -> None:
         for sub in list(subs):
             if not sub.push(chunk, now):
@@ -191,11 +209,11 @@ class TableFeed:
             start = min(start, self._shoe_shuffled_at - 1)
         self.buffer_start, self._previous_start = self._previous_start, start
         self.round_start = start
-        cut = bisect.bisect_right(self.table_items, (self.buffer_start, b"\xff"))
+        cut = bisect.bisect_right(self.table_items, self.buffer_start, key=_position)
         del self.table_items[:cut]
         for session in list(self.session_items):
             items = self.session_items[session]
-            cut = bisect.bisect_right(items, (self.buffer_start, b"\xff"))
+            cut = bisect.bisect_right(items, self.buffer_start, key=_position)
             del items[:cut]
             if not items:
                 del self.session_items[session]
@@ -220,11 +238,11 @@ class TableFeed:
             if after < self.buffer_start:
                 return False
             now = self.clock()
-            table = self.table_items[bisect.bisect_right(self.table_items, (after, b"\xff")) :]
+            table = self.table_items[bisect.bisect_right(self.table_items, after, key=_position) :]
             own = self.session_items.get(sub.session, [])
-            own = own[bisect.bisect_right(own, (after, b"\xff")) :]
-            for _, chunk in sorted([*table, *own]):
-                if sub.chat or not is_chat(chunk):
+            own = own[bisect.bisect_right(own, after, key=_position) :]
+            for chunk in sorted([*table, *own], key=_position):
+                if sub.chat or not chunk.chat:
                     sub.queue.append(chunk)
             sub.last_push = now
             current = self._options_now(sub.session)
@@ -256,17 +274,28 @@ class TableFeed:
             return sum(len(s) for s in self.subscribers.values())
 
 
-def replay(
+def replay_pages(
     app: Casino, table: str, session: str, after: int, upto: int, chat: bool = True
-) -> Iterator[bytes]:
+) -> Iterator[list[Encoded]]:
     """The stream of one session from the log (a reconnect older than the feed's
     buffer), page by page, up to ``upto``; the chat's messages only if ``chat``."""
     fold = TableFold(app, table, only_session=session)
     position = after
     while position < upto:
         messages, position = fold.read(position, upto)
-        kept = [m for m in messages if chat or m.type not in CHAT_TYPES.values()]
-        yield b"".join(encode(m) for m in kept)
+        yield [encode(m) for m in messages if chat or m.type not in CHAT_TYPES.values()]
+
+
+def replay(
+    app: Casino, table: str, session: str, after: int, upto: int, chat: bool = True
+) -> Iterator[bytes]:
+    """:func:`replay_pages` as Server-Sent Events."""
+    for page in replay_pages(app, table, session, after, upto, chat):
+        yield b"".join(e.sse for e in page)
+
+
+def _position(e: Encoded) -> int:
+    return e.position
 
 
 def describe(m: Message) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from typing import Annotated, Any
 import anyio
 from anyio import to_thread
 from fastapi import APIRouter, Header, Path, Query, Request
+from starlette.requests import HTTPConnection
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
@@ -197,7 +198,7 @@ class TableStreams:
             self.total -= 1
 
 
-def streams_of(request: Request) -> TableStreams:
+def streams_of(request: HTTPConnection) -> TableStreams:
     """The app's streams, made on the first stream request (the Casino may be the
     caller's or the app's own) and stopped with the app."""
     state = request.app.state
@@ -220,9 +221,9 @@ def _wake_all(subs: list[Subscriber]) -> None:
         sub.wake()
 
 
-def stream_caller(request: Request, table: str) -> auth.Caller:
+def stream_caller(request: HTTPConnection, table: str) -> auth.Caller:
     """The session (or the spectator of ``table``) of the bearer token, from the header
-    or ``access_token``."""
+    or ``access_token`` (the stream's request, or a WebSocket's handshake)."""
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
@@ -237,8 +238,23 @@ def stream_caller(request: Request, table: str) -> auth.Caller:
         return caller
     if caller.role is not auth.Role.SESSION:
         raise ApiError(403, "forbidden", f"the {caller.role} credential has no seat to stream")
-    checked: auth.Caller = auth._open_session(request, caller)
-    return checked
+    return _open_session(request, caller)
+
+
+def _open_session(conn: HTTPConnection, caller: auth.Caller) -> auth.Caller:
+    """:func:`api.auth._open_session` for any HTTP connection (a request or a socket's
+    handshake): a session closed longer than the grace is refused."""
+    from eventsourcing.application import AggregateNotFoundError
+
+    assert caller.session_id is not None
+    try:
+        session = conn.app.state.casino.repository.get(
+            uuid.UUID(caller.session_id), deepcopy_from_cache=False
+        )
+    except AggregateNotFoundError:
+        return caller  # viewer_of answers 404 (session-not-found)
+    auth._refuse_if_closed(conn.app.state.credentials, session)
+    return caller
 
 
 def _position(header: str | None, query: int | None) -> int | None:

@@ -1,0 +1,195 @@
+"""The table WebSocket over real uvicorn (in a thread, on the runner's fake clock), both
+stores: who may open it and how a refusal looks, every command answered as REST answers
+it, a resent message id answered with the first answer and nothing changed (compare raw
+rows), the same id with another body refused, no other seat's data, no hidden card.
+
+The ledger's clock is fake (the runner is ticked by hand); every wait is for a frame,
+with the client's receive timeout as the failure (no sleeps)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import InvalidStatus
+
+from api.app import create_app
+from api.auth import Credentials
+from api.connection_guard import uvicorn_options
+from tests.conftest import Store
+from tests.helpers import raw_rows
+from tests.integration.table_helpers import CONFIG, Live
+
+OPERATOR, AUDITOR = "op-token-" + "x" * 20, "aud-token-" + "y" * 20
+
+
+class Served:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.live = Live(store, config=dict(CONFIG))
+        self.creds = Credentials(OPERATOR, AUDITOR, b"s" * 32, "test", "test")
+        self.api = create_app(self.live.app, credentials=self.creds)
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(128)
+        port = sock.getsockname()[1]
+        self.base = f"http://127.0.0.1:{port}"
+        self.ws = f"ws://127.0.0.1:{port}/v1/tables"
+        options = uvicorn_options(self.live.app.settings)
+        ws_options = {k: v for k, v in options.items() if k.startswith("ws")}
+        config = uvicorn.Config(
+            self.api, log_level="warning", timeout_graceful_shutdown=2, **ws_options
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]})
+        self.thread.start()
+        self.client = httpx.Client(base_url=self.base, timeout=20)
+
+    def token(self, session: str) -> str:
+        return self.creds.session_token(session)
+
+    def stop(self) -> None:
+        self.client.close()
+        self.server.should_exit = True
+        self.thread.join(30)
+
+
+@pytest.fixture
+def served(store: Store) -> Iterator[Served]:
+    s = Served(store)
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+class Socket:
+    """One table socket: frames split into messages; ``until`` reads to a wanted one."""
+
+    def __init__(self, conn: ClientConnection) -> None:
+        self.conn = conn
+        self.messages: list[dict[str, Any]] = []
+        self.raw: list[str] = []
+
+    async def until(self, wanted: Any, timeout: float = 20) -> dict[str, Any]:
+        async with asyncio.timeout(timeout):
+            while True:
+                frame = await self.conn.recv()
+                assert isinstance(frame, str)
+                self.raw.append(frame)
+                found = None
+                for line in frame.split("\n"):
+                    m: dict[str, Any] = json.loads(line)
+                    self.messages.append(m)
+                    if found is None and wanted(m):
+                        found = m
+                if found is not None:
+                    return found
+
+    async def command(self, mid: str, command: str, **body: Any) -> dict[str, Any]:
+        await self.conn.send(json.dumps({"id": mid, "command": command, **body}))
+        return await self.until(lambda m: m["type"] in ("answer", "error") and m["ref"] == mid)
+
+
+def _open(s: Served, session: str, table: str = "T1", **query: str) -> Any:
+    q = "&".join(f"{k}={v}" for k, v in query.items())
+    url = f"{s.ws}/{table}/ws" + (f"?{q}" if q else "")
+    return connect(url, additional_headers={"Authorization": f"Bearer {s.token(session)}"})
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def test_a_socket_is_refused_as_rest_refuses(served: Served) -> None:
+    s = served
+    ann = s.live.player("ann")
+    s.live.tick()
+
+    async def refused(url: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
+        with pytest.raises(InvalidStatus) as e:
+            async with connect(url, additional_headers=headers or {}):
+                pass
+        body = json.loads(e.value.response.body or b"{}")
+        return e.value.response.status_code, body.get("code", "")
+
+    async def go() -> None:
+        url = f"{s.ws}/T1/ws"
+        assert await refused(url) == (401, "unauthenticated")
+        for token in (OPERATOR, AUDITOR):
+            assert await refused(url, {"Authorization": f"Bearer {token}"}) == (403, "forbidden")
+        own = {"Authorization": f"Bearer {s.token(ann)}"}
+        assert await refused(f"{s.ws}/nope/ws", own) == (404, "table-not-found")
+        assert await refused(f"{url}?last_event_id=abc", own) == (422, "invalid-request")
+        assert await refused(f"{url}?last_event_id=999999999", own) == (422, "invalid-request")
+        # a browser's WebSocket sends no header: the token as access_token
+        async with connect(f"{url}?access_token={s.token(ann)}") as ok:
+            await Socket(ok).until(lambda m: m["type"] == "round-opened")
+            async with _open(s, ann):  # two per session (the stream's limit, together)
+                assert await refused(url, own) == (429, "too-many-streams")
+
+    run(go())
+
+
+def test_every_command_is_answered_and_a_resent_id_changes_nothing(served: Served) -> None:
+    s = served
+    ann = s.live.player("ann")
+    s.live.tick()
+
+    async def go() -> None:
+        async with _open(s, ann) as conn:
+            ws = Socket(conn)
+            await ws.until(lambda m: m["type"] == "round-opened")
+            joined = await ws.command("j1", "join")
+            assert joined["type"] == "answer" and joined["result"]["table"] == "T1"
+            first = await ws.command("b1", "bet", bet="main", amount=100)
+            assert first["result"]["bets"] == {"main": 100}
+            before = raw_rows(s.store)
+            again = await ws.command("b1", "bet", bet="main", amount=100)
+            assert again["result"] == first["result"]
+            assert raw_rows(s.store) == before  # nothing written
+            other = await ws.command("b1", "bet", bet="main", amount=200)
+            assert (other["type"], other["code"], other["status"]) == (
+                "error",
+                "idempotency-conflict",
+                409,
+            )
+            assert raw_rows(s.store) == before
+            bad = await ws.command("x1", "bet", bet="main", amount=-5)
+            assert (bad["code"], bad["status"]) == ("invalid-request", 422)
+            sneaky = await ws.command("x2", "bet", bet="main", amount=100, session_id="other")
+            assert (sneaky["code"], sneaky["status"]) == ("invalid-request", 422)
+            assert raw_rows(s.store) == before
+            r = await ws.command("a1", "all-side-bets")
+            assert set(r["result"]["bets"]) == {"main", "perfect-pairs", "21+3", "hot-3", "bust-it"}
+            r = await ws.command("u1", "undo")
+            assert "bust-it" not in r["result"]["bets"]
+            r = await ws.command("d1", "double")
+            assert r["result"]["bets"]["main"] == 200
+            r = await ws.command("u2", "undo-all")
+            assert r["result"]["bets"] == {}
+            r = await ws.command("r1", "repeat")
+            assert r["type"] == "error" and r["code"] == "repeat-not-allowed"
+            r = await ws.command("b2", "bet", bet="main", amount=100)
+            assert r["type"] == "answer"
+            await asyncio.to_thread(s.live.tick, CONFIG["betting_ms"])
+            dealt = await ws.until(lambda m: m["type"] == "options")
+            offered = [o["decision"] for o in dealt["options"]]
+            if "insure" in offered:
+                r = await ws.command("i1", "insurance", take=False)
+            elif offered:
+                r = await ws.command("s1", "decide", step=dealt["step"], decision="stand")
+            if offered:
+                assert r["type"] == "answer", r
+            r = await ws.command("l1", "leave")
+            assert r["type"] == "answer"
+
+    run(go())
