@@ -1,8 +1,14 @@
-"""seed 002 "Disconnessione" follows the real connection: a session's stream of a table.
+"""seed 002 "Disconnessione" follows the real connection: a session's streams and sockets of
+a table, on every process.
 
-A session's first stream to a table sends the ledger's ``Connect`` for its seat; when the
-last one ends, ``Disconnect`` is sent once ``grace`` seconds have passed without a new
-stream (a reconnect within the grace changes nothing in the log). So a player whose
+A session's first connection (stream or socket) to a table in this process sends the
+ledger's :class:`~ledger.presence.HoldTable` (the seat is connected, and this process
+holds it); when its last one here ends, :class:`~ledger.presence.ReleaseTable` is sent
+once ``grace`` seconds have passed without a new one (a reconnect within the grace changes
+nothing in the log). The release disconnects the seat only if no other process holds it
+(:mod:`ledger.presence`): a player with a connection on each of two workers that closes
+one stays connected. :class:`Presence` beats for this process and releases the holds of
+killed ones. So a player whose
 stream is lost before the betting deadline, for longer than the grace, has the bets
 refunded; after it, the seat gets the automatic actions (the ledger's handlers apply the
 rule; this module only decides when the connection counts as lost).
@@ -15,7 +21,16 @@ from __future__ import annotations
 
 import logging
 import threading
+import uuid
 from collections.abc import Callable
+from datetime import datetime
+from functools import partial
+from typing import Any
+
+from ledger import contracts
+from ledger.casino import Casino
+from ledger.commands import Command
+from ledger.presence import BEAT_SECONDS, ReleaseTable, WorkerBeat, fresh
 
 log = logging.getLogger("croupier.stream")
 
@@ -102,3 +117,101 @@ class Connections:
             except Exception as e:  # the stream goes on; the runner's timers still apply
                 log.warning("table %s session %s: connected=%s failed: %r", *key[::-1], want, e)
             sent = want
+
+
+PRESENCE_TOPICS = [
+    contracts.TABLE_PRESENCE_OPENED,
+    contracts.TABLE_PRESENCE_HELD,
+    contracts.TABLE_PRESENCE_RELEASED,
+    contracts.PRESENCE_WORKER_STARTED,
+    contracts.PRESENCE_WORKER_BEAT,
+]
+
+
+class Presence:
+    """This process's part in the presence the store keeps (:mod:`ledger.presence`): its
+    beat while it holds connections, and the release of the holds of processes that were
+    killed (silent for the lease) and whose players never came back, so their seats are
+    disconnected as seed 002 says. Ticked from the feed's thread."""
+
+    def __init__(
+        self,
+        app: Casino,
+        worker: str,
+        holding: Callable[[], bool],
+        wall: Callable[[], datetime],
+        clock: Callable[[], float],
+        submit: Callable[[Callable[[], None]], object],
+        every: float = BEAT_SECONDS,
+    ) -> None:
+        self.app, self.worker, self.holding = app, worker, holding
+        self.wall, self.clock, self.submit, self.every = wall, clock, submit, every
+        self.seen = 0
+        self.holders: dict[Key, dict[str, str]] = {}
+        """(session, table) -> process -> since when, as the log says."""
+        self.beats: dict[str, str] = {}
+        self.reaped: set[str] = set()
+        self._next = 0.0
+
+    def now(self) -> str:
+        return self.wall().isoformat(timespec="milliseconds")
+
+    def tick(self) -> None:
+        if self.clock() < self._next:
+            return
+        self._next = self.clock() + self.every
+        if self.holding():
+            beat = WorkerBeat(self.worker, self.now())
+            self.submit(partial(self._command, f"beat-{uuid.uuid4().hex}", beat))
+        self.read()
+        self.reap()
+
+    def read(self) -> None:
+        """Follow the presence events written since the last look (every process's)."""
+        top = int(self.app.recorder.max_notification_id() or 0)
+        while self.seen < top:
+            page = self.app.recorder.select_notifications(
+                start=self.seen + 1, limit=1000, stop=top, topics=PRESENCE_TOPICS
+            )
+            for n in page:
+                e: Any = self.app.mapper.to_domain_event(n)
+                if n.topic in (contracts.PRESENCE_WORKER_STARTED, contracts.PRESENCE_WORKER_BEAT):
+                    self.beats[e.worker] = e.at
+                    continue
+                key = (e.session_id, e.table)
+                if n.topic == contracts.TABLE_PRESENCE_RELEASED:
+                    held = self.holders.get(key, {})
+                    held.pop(e.worker, None)
+                    if not held:
+                        self.holders.pop(key, None)
+                else:
+                    self.holders.setdefault(key, {})[e.worker] = e.at
+            self.seen = top if len(page) < 1000 else page[-1].id
+
+    def reap(self) -> None:
+        """Release, for every seat held only by silent processes, their holds (the
+        ledger disconnects it once none is left); the request id names the hold, so
+        processes reaping at once do it once."""
+        now = self.now()
+        for (session, table), held in list(self.holders.items()):
+            silent = {
+                w: since
+                for w, since in held.items()
+                if w != self.worker and not fresh(max(since, self.beats.get(w, since)), now)
+            }
+            if len(silent) < len(held):
+                continue  # a live process holds it: its own release decides
+            for worker, since in silent.items():
+                rid = f"reap-{worker}-{since}"
+                if rid in self.reaped:
+                    continue
+                self.reaped.add(rid)
+                self.submit(partial(self._command, rid, ReleaseTable(session, table, worker, now)))
+
+    def _command(self, request_id: str, cmd: Command[Any]) -> None:
+        try:
+            self.app.command(request_id, cmd)
+        except Exception as e:  # tried again at the next look (a reap) or beat
+            log.warning("presence %s failed: %r", cmd.name, e)
+            if isinstance(cmd, ReleaseTable):
+                self.reaped.discard(request_id)

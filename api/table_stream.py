@@ -29,6 +29,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import anyio
@@ -41,13 +42,13 @@ from starlette.types import Receive, Scope, Send
 from api import auth
 from api.common import ERRORS
 from api.errors import ApiError
-from api.table_connections import Connections
+from api.table_connections import Connections, Presence
 from api.table_feed import Subscriber, TableFeed, replay
 from api.table_schemas import TABLE_PATTERN
 from ledger.casino import Casino
 from ledger.player_settings import settings_id_for, settings_of
+from ledger.presence import HoldTable, ReleaseTable
 from ledger.settings import Settings
-from ledger.tables import commands as tc
 from ledger.tables.table import Table, table_id_for
 
 log = logging.getLogger("croupier.stream")
@@ -65,6 +66,7 @@ class TableStreams:
         settings: Settings,
         clock: Callable[[], float] = time.monotonic,
         submit: Callable[[Callable[[], None]], object] | None = None,
+        wall: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.app = app
         self.settings = settings
@@ -79,6 +81,12 @@ class TableStreams:
             self._pool = ThreadPoolExecutor(4, thread_name_prefix="croupier-connect")
             submit = self._pool.submit
         self.connections = Connections(self._send, settings.stream_grace_seconds, clock, submit)
+        self.wall = wall
+        self.worker = uuid.uuid4().hex
+        """This process's id in the presence the store keeps (ledger.presence)."""
+        self.presence = Presence(
+            app, self.worker, lambda: bool(self.connections.connected), wall, clock, submit
+        )
         self.waker: Callable[[list[Subscriber]], None] = lambda subs: None
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -87,8 +95,15 @@ class TableStreams:
         """Set when the server shuts down: every stream ends its response cleanly."""
 
     def _send(self, session: str, table: str, connected: bool) -> None:
-        cmd = tc.Connect(session, table) if connected else tc.Disconnect(session, table)
-        verb = "connect" if connected else "disconnect"
+        """This process holds (or no longer holds) a connection of the session to the
+        table: the store decides whether the seat is connected (ledger.presence)."""
+        at = self.wall().isoformat(timespec="milliseconds")
+        cmd: HoldTable | ReleaseTable = (
+            HoldTable(session, table, self.worker, at)
+            if connected
+            else ReleaseTable(session, table, self.worker, at)
+        )
+        verb = "hold" if connected else "release"
         self.app.command(f"stream-{verb}-{uuid.uuid4().hex}", cmd)
 
     # -- feeds ------------------------------------------------------------------------------
@@ -105,9 +120,11 @@ class TableStreams:
             return self.feeds.setdefault(table, made)
 
     def tick(self) -> None:
-        """Send the disconnects that are due, then poll every feed once and wake the
-        streams that got something."""
+        """Send the disconnects that are due (and this process's beat, the releases of
+        killed processes' holds), then poll every feed once and wake the streams that
+        got something."""
         self.connections.due()
+        self.presence.tick()
         with self.lock:
             feeds = list(self.feeds.values())
         for feed in feeds:

@@ -30,6 +30,7 @@ from ledger.commands import Route
 from ledger.keys import Keyring
 from ledger.play import AnyGame, CardSource, Clock, Rounds, SeedSource
 from ledger.player_settings import ChangeSettings, change_settings
+from ledger.presence import HoldTable, Presence, ReleaseTable, WorkerBeat
 from ledger.red_dog import RedDogTable
 from ledger.rounds import new_seed
 from ledger.sessions import Sessions
@@ -92,6 +93,7 @@ def bootstrap(
         **({} if shoe_maker is None else {"shoe_maker": shoe_maker}),
         chip_moves_per_round=app.settings.chip_moves_per_round,
     )
+    presence = Presence(tables.connect, tables.disconnect)
     settings = app.settings
     chat = Chat(
         clock,
@@ -127,6 +129,10 @@ def bootstrap(
         BanChat.handled_by(chat.ban),
         HideChat.handled_by(chat.hide),
         *(Route(kind, handler) for kind, handler in table_handlers(tables).items()),
+        # a seat's connections across processes (seed 002 "Disconnessione", issue 28)
+        HoldTable.handled_by(presence.hold),
+        ReleaseTable.handled_by(presence.release),
+        WorkerBeat.handled_by(presence.beat),
     )
     if extra_handlers is not None:
         app.handlers.add(*extra_handlers(rounds))

@@ -28,6 +28,7 @@ from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.chat import BanChat, HideChat, MuteChat, PostChat
 from ledger.player_settings import ChangeSettings
+from ledger.presence import HoldTable, ReleaseTable, WorkerBeat
 from ledger.tables import commands as tc
 from ledger.tables.runner import TableRunner
 from tests.conftest import Store
@@ -39,8 +40,9 @@ from tests.toy_high_card import ENTRY, GAME
 SEEDS = [hashlib.sha256(f"retry-after-settlement/{i}".encode()).digest() for i in range(400)]
 DOUBLE_UP = (c.VideoPokerDouble, c.VideoPokerHalfDouble, c.VideoPokerCollect)
 Sent = tuple[str, c.Command, dict[str, Any]]
-RUNNER_ONLY = {tc.AdvanceTable}
-"""Sent by the table runner inside ``croupier serve``, never by a client: no route."""
+RUNNER_ONLY = {tc.AdvanceTable, HoldTable, ReleaseTable, WorkerBeat}
+"""Sent by the table runner, or by the server's table streams and sockets (a seat's
+presence, ledger/presence.py), inside ``croupier serve``, never by a client: no route."""
 # Player 9-7, dealer ace up (insurance window), hole 6; step cards 2, 5, 3, ...
 TABLE_SHOE = Shoe.of("9c Ad 7d 6s 2h 5c 3d 4s 8h Tc Qd Kh 2c 3h 4d 5s 6h 7c 8d 9s")
 TABLE_CONFIG = {
