@@ -106,7 +106,7 @@ def _pause(app: Casino, runner: TableRunner, tag: str) -> None:
     for attempt in range(100):
         runner.tick()  # the runner opens the next round once the last one has settled
         done = app.command(f"{tag}-pause-{attempt}", tc.PauseTable(DEMO_TABLE, reason))
-        if done["paused"]:
+        if done.paused:
             return
     raise TimeoutError("the demo table could not be paused")
 
@@ -137,7 +137,7 @@ def _one_round(
         )
         if placed is None:
             continue  # the window closed under load: this player sits this round out
-        code = placed["code"]
+        code = placed.code or code
         if i == 0:
             with contextlib.suppress(BettingClosed):  # side bets are a bonus
                 app.command(f"{tag}-{name}-r{n}-sides", tc.AllSideBets(sid, DEMO_TABLE))
@@ -162,15 +162,14 @@ def _one_round(
     return str(code)
 
 
-def _bet(app: Casino, runner: TableRunner, request: str, cmd: tc.PlaceBet) -> dict[str, Any] | None:
+def _bet(app: Casino, runner: TableRunner, request: str, cmd: tc.PlaceBet) -> tc.SeatChanged | None:
     """Place the main bet. On a loaded machine the 1.5 s window can close before it lands
     (``betting-closed``): the runner then either leaves the round waiting for a first bet
     (nobody's had landed: the bet is placed again, and starts the timer) or deals without
     this player (None)."""
     for _ in range(3):
         try:
-            placed: dict[str, Any] = app.command(request, cmd)
-            return placed
+            return app.command(request, cmd)
         except BettingClosed:
             runner.tick()
     return None

@@ -43,6 +43,10 @@ CodePath = Annotated[
 ]
 
 
+def _paused(result: tc.TablePaused) -> TablePaused:
+    return TablePaused(table=result.table, paused=result.paused, deadline=result.deadline)
+
+
 @operator_router.post(
     "/tables", status_code=status.HTTP_201_CREATED, response_model=TableConfigured
 )
@@ -50,8 +54,8 @@ def create_table(body: CreateTable, key: IdempotencyKey, app: App) -> TableConfi
     """A new Infinite Blackjack table (settings left out take the defaults); its runner
     opens the first round (``croupier serve`` runs the runner of every table)."""
     config = {} if body.config is None else body.config.ledger_config()
-    cmd = tc.CreateTable(body.table, body.currency, config)
-    return TableConfigured.model_validate(app.command(key, cmd))
+    created = app.command(key, tc.CreateTable(body.table, body.currency, config))
+    return TableConfigured(table=created.table, currency=created.currency, config=created.config)
 
 
 @operator_router.post("/tables/{table}/config", response_model=TableConfigured)
@@ -59,21 +63,23 @@ def configure_table(
     table: TablePath, body: ConfigureTable, key: IdempotencyKey, app: App
 ) -> TableConfigured:
     """New settings, from the next round on (the open round keeps its own)."""
-    cmd = tc.ConfigureTable(table, body.config.ledger_config())
-    return TableConfigured.model_validate(app.command(key, cmd))
+    done = app.command(key, tc.ConfigureTable(table, body.config.ledger_config()))
+    return TableConfigured(
+        table=done.table, config=done.config, applies_from_round=done.applies_from_round
+    )
 
 
 @operator_router.post("/tables/{table}/pause", response_model=TablePaused)
 def pause_table(table: TablePath, body: PauseTable, key: IdempotencyKey, app: App) -> TablePaused:
     """seed 002 "Gestione degli errori": the round stops (its deadline frozen) while the
     operator looks; then resume, or void the round."""
-    return TablePaused.model_validate(app.command(key, tc.PauseTable(table, body.reason)))
+    return _paused(app.command(key, tc.PauseTable(table, body.reason)))
 
 
 @operator_router.post("/tables/{table}/resume", response_model=TablePaused)
 def resume_table(table: TablePath, key: IdempotencyKey, app: App) -> TablePaused:
     """The round goes on; the open deadline moves by the pause's length."""
-    return TablePaused.model_validate(app.command(key, tc.ResumeTable(table)))
+    return _paused(app.command(key, tc.ResumeTable(table)))
 
 
 @operator_router.get("/table-rounds/{game_code}", response_model=TableRoundDetail)
@@ -91,7 +97,13 @@ def void_table_round(
     it reversed, open or settled. Voiding a voided round returns its void."""
     rnd = queries.find_round(app, game_code.upper())
     cmd = tc.VoidTableRound(rnd.table, rnd.code, body.reason, body.incident_id)
-    return TableVoided.model_validate(app.command(key, cmd))
+    voided = app.command(key, cmd)
+    return TableVoided(
+        code=voided.code,
+        already_voided=voided.already_voided,
+        refunded=voided.refunded,
+        reversed_win=voided.reversed_win,
+    )
 
 
 @auditor_router.get("/tables/{table}/shoes", response_model=ShoeList)

@@ -1,7 +1,8 @@
 """Wire format of the live Infinite Blackjack tables: requests and responses (pydantic).
 
-Requests forbid unknown fields; money is an ``int`` of minor units. Responses are built
-from the ledger's plain dicts (:mod:`ledger.tables.queries` and the commands' results).
+Requests forbid unknown fields; money is an ``int`` of minor units. A command's response
+is built from its typed result's attributes (:mod:`ledger.tables.commands`); the views
+from the ledger's read views (:mod:`ledger.tables.queries`).
 """
 
 from __future__ import annotations
@@ -121,6 +122,11 @@ class SeatChanged(Response):
 
     table: str
     seated: bool = Field(description="the session has a seat (bets) in the current round")
+    seat_id: str | None = Field(
+        None,
+        description="the seat's aggregate id: its events in the log and in the round's "
+        "inclusion proof",
+    )
     code: str | None = Field(None, description="the round's game code")
     bets: dict[str, Money] = Field(default_factory=dict)
     status: str | None = None

@@ -12,7 +12,7 @@ shows now (:func:`ledger.tables.queries.session_view`): only cards the round has
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path
 
@@ -52,8 +52,21 @@ def _sid(caller: auth.Caller) -> str:
     return caller.session_id
 
 
-def seat_changed(table: str, result: dict[str, Any]) -> SeatChanged:
-    return SeatChanged.model_validate({"seated": True, **result, "table": table})
+def seat_changed(table: str, result: tc.SeatChanged) -> SeatChanged:
+    """The response of a player's command: its result's fields, and the table."""
+    decided = result if isinstance(result, tc.SeatDecided) else None
+    return SeatChanged(
+        table=table,
+        seated=result.seated,
+        seat_id=result.seat_id,
+        code=result.code,
+        bets=result.bets,
+        status=result.status,
+        decisions=result.decisions,
+        applied=None if decided is None else decided.applied,
+        automatic=None if decided is None else decided.automatic,
+        balance=result.balance,
+    )
 
 
 # -- catalogue ---------------------------------------------------------------------------------

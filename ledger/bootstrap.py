@@ -37,8 +37,7 @@ from ledger.sessions import Sessions
 from ledger.settings import Settings
 from ledger.snapshots import SnapshotStore, Snapshotter
 from ledger.tables.base import ShoeMaker
-from ledger.tables.compose import Tables, guard_close, last_position, seat_index
-from ledger.tables.compose import handlers as table_handlers
+from ledger.tables.compose import Tables, guard_close, last_position, routes, seat_index
 from ledger.tables.table import Table
 from ledger.video_poker import VideoPokerMachine
 from wallet.client import WalletClient
@@ -128,7 +127,7 @@ def bootstrap(
         MuteChat.handled_by(chat.mute),
         BanChat.handled_by(chat.ban),
         HideChat.handled_by(chat.hide),
-        *(Route(kind, handler) for kind, handler in table_handlers(tables).items()),
+        *routes(tables),
         # a seat's connections across processes (seed 002 "Disconnessione", issue 28)
         HoldTable.handled_by(presence.hold),
         ReleaseTable.handled_by(presence.release),

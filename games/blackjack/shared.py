@@ -40,7 +40,14 @@ class Phase(StrEnum):
     DEALER = "dealer"
     """Every seat is done; the dealer plays next."""
     SETTLED = "settled"
-    """The dealer's hand is final; every seat can be settled."""
+    """The dealer's hand is final; every seat can be settled. (A live table's round is
+    ``settled`` once every seat is paid: until then it is ``settling``.)"""
+    SETTLING = "settling"
+    """A live table's round whose dealer has played and whose seats are being paid
+    (:mod:`ledger.tables`); the engine's state is then ``settled``. Never an engine phase."""
+    VOIDED = "voided"
+    """A live table's round voided by the operator (seed 002 "Malfunzionamento"). Never an
+    engine phase."""
 
 
 class CashoutOffers(Protocol):

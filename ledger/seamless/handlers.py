@@ -13,6 +13,7 @@ from uuid import uuid5
 from ledger import commands as c
 from ledger.accounts import NAMESPACE, GameSession
 from ledger.contracts import DebitOutcome
+from ledger.results import wire_of
 from ledger.seamless import port
 from ledger.seamless.claim import GameCodeClaim, GameCodeTaken, claim_id_for
 from ledger.seamless.commands import (
@@ -101,7 +102,7 @@ class SeamlessHandlers:
             with port.accepted(port.Accepted(debit.game_code, debit.stage, debit.amount)):
                 result = handler(uow, inner)
             return {
-                **result,
+                **wire_of(result),
                 "balance": cmd.wallet_balance,
                 "stake_outcome": str(outcome),
                 "transaction_id": cmd.transaction_id,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import secrets
 from datetime import UTC, datetime, timedelta
+from typing import Any
 from uuid import UUID
 
 from games.blackjack import (
@@ -31,7 +32,7 @@ from games.blackjack import (
 from games.blackjack.decisions import Action, AutoReason
 from ledger.rounds import commitment, seal_seed
 from ledger.tables import commands as tc
-from ledger.tables.base import KEPT_ROUNDS, NotDue, Result, Stale, TableBase, iso, parse_time
+from ledger.tables.base import KEPT_ROUNDS, NotDue, Stale, TableBase, iso, parse_time
 from ledger.tables.betting import GAME
 from ledger.tables.codes import TableRoundCode
 from ledger.tables.replay import seat_of
@@ -62,34 +63,22 @@ def _automatic(actions: tuple[tuple[str, Action], ...]) -> list[list[str]]:
 
 
 class Runner(TableBase):
-    def advance(self, uow: UnitOfWork, cmd: tc.AdvanceTable) -> Result:
-        at = parse_time(cmd.at)
+    """The runner's steps, one handler per command. Each first checks that the table is
+    where the step expects it (round number, not paused, then its phase)."""
+
+    def _round(self, uow: UnitOfWork, cmd: tc.RunnerCommand[Any]) -> tuple[Table, TableRound]:
         table, rnd = self.current(uow, cmd.table)
-        if cmd.action == "open":
-            return self._open(uow, table, rnd, cmd.number, at)
         if rnd is None or rnd.number != cmd.number:
             raise Stale(f"round {cmd.number} is not the current round of {cmd.table}")
         if rnd.paused_at is not None:
             raise NotDue(f"table {cmd.table} is paused")
-        handlers = {
-            "start": self._start_timer,
-            "deal": self._deal,
-            "insurance": self._insurance,
-            "step": self._step,
-            "dealer": self._dealer,
-            "settle-batch": self._settle_batch,
-            "settle": self._finish,
-        }
-        handler = handlers.get(cmd.action)
-        if handler is None:
-            raise Stale(f"unknown runner action {cmd.action!r}")
-        return handler(uow, table, rnd, cmd, at)
+        return table, rnd
 
     # -- opening -----------------------------------------------------------------------
 
-    def _open(
-        self, uow: UnitOfWork, table: Table, prev: TableRound | None, number: int, at: datetime
-    ) -> Result:
+    def open_round(self, uow: UnitOfWork, cmd: tc.OpenRound) -> tc.RoundOpened:
+        at, number = parse_time(cmd.at), cmd.number
+        table, prev = self.current(uow, cmd.table)
         if table.rounds != number - 1 or (prev is not None and not prev.closed):
             raise Stale(f"round {number} of {table.table} cannot open now")
         config = dict(table.config)
@@ -132,11 +121,11 @@ class Runner(TableBase):
         assert rnd_id == str(table_round_id_for(table.table, number))
         uow.add(rnd, TableRoundCode(code=code, table=table.table, number=number, round_id=rnd_id))
         table.round_started(number=number, round_id=str(rnd.id), code=code)
-        return {"round": number, "code": code, "phase": rnd.phase}
+        return tc.RoundOpened(round=number, code=code, phase=rnd.phase)
 
     # -- windows -----------------------------------------------------------------------
 
-    def _due(self, rnd: TableRound, cmd: tc.AdvanceTable, at: datetime) -> bool:
+    def _due(self, rnd: TableRound, at: datetime) -> bool:
         """Past the deadline (plus the grace that lets in-flight commands land)."""
         assert rnd.deadline is not None
         grace = timedelta(milliseconds=rnd.config["grace_ms"])
@@ -181,121 +170,118 @@ class Runner(TableBase):
                 return True
         return False
 
-    def _next_deadline(self, rnd: TableRound, phase: str, at: datetime) -> str | None:
-        key = {"insurance": "insurance_ms", "step": "step_ms"}.get(phase)
+    def _next_deadline(self, rnd: TableRound, phase: Phase, at: datetime) -> str | None:
+        key = {Phase.INSURANCE: "insurance_ms", Phase.STEP: "step_ms"}.get(phase)
         return None if key is None else iso(at + timedelta(milliseconds=rnd.config[key]))
 
-    def _start_timer(
-        self, uow: UnitOfWork, table: Table, rnd: TableRound, cmd: tc.AdvanceTable, at: datetime
-    ) -> Result:
+    def start_betting(self, uow: UnitOfWork, cmd: tc.StartBetting) -> tc.BettingStarted:
         """A round waiting for its first bet got one: the betting timer starts again (a
         full window from now, seed 002's TIMER, for the other players and the side bets)."""
-        if rnd.phase != "betting" or rnd.deadline is not None:
+        _, rnd = self._round(uow, cmd)
+        at = parse_time(cmd.at)
+        if rnd.phase is not Phase.BETTING or rnd.deadline is not None:
             raise Stale(f"{rnd.code} is not waiting for a bet")
         if not any(s.status == OPEN and s.main > 0 for s in self.seats_of(uow, rnd)):
             raise NotDue(f"{rnd.code} is waiting for its first bet")
         deadline = iso(at + timedelta(milliseconds=rnd.config["betting_ms"]))
         rnd.betting_reopened(at=iso(at), deadline=deadline)
-        return {"round": rnd.number, "phase": rnd.phase, "deadline": deadline}
+        return tc.BettingStarted(round=rnd.number, phase=rnd.phase, deadline=deadline)
 
-    def _deal(
-        self, uow: UnitOfWork, table: Table, rnd: TableRound, cmd: tc.AdvanceTable, at: datetime
-    ) -> Result:
-        if rnd.phase != "betting" or rnd.deadline is None:
+    def deal(self, uow: UnitOfWork, cmd: tc.DealRound) -> tc.RoundDealt:
+        _, rnd = self._round(uow, cmd)
+        at = parse_time(cmd.at)
+        if rnd.phase is not Phase.BETTING or rnd.deadline is None:
             raise Stale(f"{rnd.code} is past betting, or waiting for a bet")
-        if not self._due(rnd, cmd, at):
+        if not self._due(rnd, at):
             raise NotDue(f"the betting window of {rnd.code} is open")
         seated = [s for s in self.seats_of(uow, rnd) if s.status == OPEN and s.main > 0]
         if not seated:
             # Nobody bet: the round stays open for bets with no deadline and no card used;
             # nothing more is written until a bet comes (then the runner's "start").
             rnd.betting_waiting(at=iso(at))
-            return {"round": rnd.number, "phase": rnd.phase, "seats": 0, "waiting": True}
+            return tc.RoundDealt(round=rnd.number, phase=rnd.phase, seats=0, waiting=True)
         states = self.states(rnd)
         base = states.shared
         seats = [seat_of(rnd, states.rules, s, states=states) for s in seated]
         shoe = self.shoe(uow, rnd)
         dealt, _ = deal(base, seats, shoe)
         assert dealt.up is not None
-        phase = dealt.phase.value
         rnd.dealt(
             at=iso(at),
             seats=[str(s.id) for s in seated],
             player_cards=[str(c) for c in dealt.player_cards],
             up=str(dealt.up),
-            phase=phase,
+            phase=dealt.phase.value,
             step=dealt.step,
-            deadline=self._next_deadline(rnd, phase, at),
+            deadline=self._next_deadline(rnd, dealt.phase, at),
         )
-        return {"round": rnd.number, "phase": rnd.phase, "seats": len(seated)}
+        return tc.RoundDealt(round=rnd.number, phase=rnd.phase, seats=len(seated))
 
-    def _insurance(
-        self, uow: UnitOfWork, table: Table, rnd: TableRound, cmd: tc.AdvanceTable, at: datetime
-    ) -> Result:
-        if rnd.phase != "insurance":
+    def close_insurance(self, uow: UnitOfWork, cmd: tc.CloseInsurance) -> tc.InsuranceClosed:
+        _, rnd = self._round(uow, cmd)
+        at = parse_time(cmd.at)
+        if rnd.phase is not Phase.INSURANCE:
             raise Stale(f"{rnd.code} has no insurance window open")
-        if not self._due(rnd, cmd, at) and (not cmd.early or self._deciding(uow, rnd)):
+        if not self._due(rnd, at) and (not cmd.early or self._deciding(uow, rnd)):
             raise NotDue(f"the insurance window of {rnd.code} is open")
         shared, _, seats = self._state(uow, rnd)
         after, _, closed = close_insurance(shared, seats, self.shoe(uow, rnd))
-        phase = "settling" if after.phase is Phase.SETTLED else after.phase.value
+        # a dealer blackjack at the peek: the engine's round is settled, the table's seats
+        # are still to be paid
+        phase = Phase.SETTLING if after.phase is Phase.SETTLED else after.phase
         rnd.insurance_closed(
             at=iso(at),
             automatic=_automatic(closed.actions),
             dealer_blackjack=closed.dealer_blackjack,
             hole=None if after.hole is None else str(after.hole),
-            phase=phase,
+            phase=phase.value,
             step=after.step,
             deadline=self._next_deadline(rnd, phase, at),
         )
-        return {
-            "round": rnd.number,
-            "phase": rnd.phase,
-            "dealer_blackjack": closed.dealer_blackjack,
-        }
+        return tc.InsuranceClosed(
+            round=rnd.number, phase=rnd.phase, dealer_blackjack=closed.dealer_blackjack
+        )
 
-    def _step(
-        self, uow: UnitOfWork, table: Table, rnd: TableRound, cmd: tc.AdvanceTable, at: datetime
-    ) -> Result:
-        if rnd.phase != "step" or rnd.step != cmd.step:
+    def close_step(self, uow: UnitOfWork, cmd: tc.CloseStep) -> tc.StepClosed:
+        _, rnd = self._round(uow, cmd)
+        at = parse_time(cmd.at)
+        if rnd.phase is not Phase.STEP or rnd.step != cmd.step:
             raise Stale(f"step {cmd.step} of {rnd.code} is not open")
-        if not self._due(rnd, cmd, at) and (not cmd.early or self._deciding(uow, rnd)):
+        if not self._due(rnd, at) and (not cmd.early or self._deciding(uow, rnd)):
             raise NotDue(f"step {cmd.step} of {rnd.code} is open")
         shared, _, seats = self._state(uow, rnd)
         after, _, closed = close_step(shared, seats, self.shoe(uow, rnd))
-        phase = after.phase.value
         rnd.step_closed(
             at=iso(at),
             closed=closed.step,
             card=None if closed.card is None else str(closed.card),
             automatic=_automatic(closed.actions),
-            phase=phase,
-            step=after.step if phase == "step" else 0,
-            deadline=self._next_deadline(rnd, phase, at),
+            phase=after.phase.value,
+            step=after.step if after.phase is Phase.STEP else 0,
+            deadline=self._next_deadline(rnd, after.phase, at),
         )
-        return {"round": rnd.number, "phase": rnd.phase, "step": closed.step}
+        return tc.StepClosed(round=rnd.number, phase=rnd.phase, step=closed.step)
 
-    def _dealer(
-        self, uow: UnitOfWork, table: Table, rnd: TableRound, cmd: tc.AdvanceTable, at: datetime
-    ) -> Result:
-        if rnd.phase != "dealer":
+    def play_dealer(self, uow: UnitOfWork, cmd: tc.PlayDealer) -> tc.DealerPlayed:
+        _, rnd = self._round(uow, cmd)
+        at = parse_time(cmd.at)
+        if rnd.phase is not Phase.DEALER:
             raise Stale(f"{rnd.code} is not at the dealer's turn")
         after = play_dealer(self.states(rnd).shared, self.shoe(uow, rnd))
         assert after.hole is not None
         rnd.dealer_played(
             at=iso(at), hole=str(after.hole), draws=[str(c) for c in after.dealer_draws]
         )
-        return {"round": rnd.number, "phase": rnd.phase}
+        return tc.DealerPlayed(round=rnd.number, phase=rnd.phase)
 
     # -- settlement --------------------------------------------------------------------
 
-    def _settle_batch(
-        self, uow: UnitOfWork, table: Table, rnd: TableRound, cmd: tc.AdvanceTable, at: datetime
-    ) -> Result:
-        if rnd.phase != "settling":
+    def settle_batch(self, uow: UnitOfWork, cmd: tc.SettleBatch) -> tc.BatchSettled:
+        _, rnd = self._round(uow, cmd)
+        if rnd.phase is not Phase.SETTLING:
             raise Stale(f"{rnd.code} is not settling")
         size = int(rnd.config["settle_batch"])
-        batch = rnd.seats[cmd.step * size : (cmd.step + 1) * size]
+        batch = rnd.seats[cmd.batch * size : (cmd.batch + 1) * size]
         states = self.states(rnd)
         records = [r for r in (uow.get(TableSeat, UUID(s)) for s in batch) if r is not None]
         todo = [r for r in records if r.status == OPEN]
@@ -329,12 +315,12 @@ class Runner(TableBase):
             session.round_closed(
                 rnd.code, {"game": GAME, "table": rnd.table, "bets": record.bets()}
             )
-        return {"round": rnd.number, "batch": cmd.step, "settled": len(todo)}
+        return tc.BatchSettled(round=rnd.number, batch=cmd.batch, settled=len(todo))
 
-    def _finish(
-        self, uow: UnitOfWork, table: Table, rnd: TableRound, cmd: tc.AdvanceTable, at: datetime
-    ) -> Result:
-        if rnd.phase != "settling":
+    def finish_round(self, uow: UnitOfWork, cmd: tc.FinishRound) -> tc.RoundFinished:
+        _, rnd = self._round(uow, cmd)
+        at = parse_time(cmd.at)
+        if rnd.phase is not Phase.SETTLING:
             raise Stale(f"{rnd.code} is not settling")
         dealt = self.dealt_seats(uow, rnd)
         if any(r.status == OPEN for r in dealt):
@@ -365,4 +351,4 @@ class Runner(TableBase):
             record = uow.get(TableShoe, UUID(rnd.shoe_id))
             assert record is not None
             record.revealed(seed=self.seed_of(record).hex(), rounds=rnd.number, last_round=rnd.code)
-        return {"round": rnd.number, "phase": rnd.phase, "next_start": next_start}
+        return tc.RoundFinished(round=rnd.number, phase=rnd.phase, next_start=next_start)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 from uuid import UUID
 
 from games.blackjack import Rules, Shoe, shoe_from_seed
@@ -36,7 +35,6 @@ ShoeMaker = Callable[[Rules, bytes], Shoe]
 SeatIndex = Callable[[int], list[UUID]]
 """Ids of seat aggregates opened after a notification id (their opening events)."""
 LastPosition = Callable[[], int]
-Result = dict[str, Any]
 KEPT_ROUNDS = 8
 """Round versions whose rules and shared states a handler keeps (a few tables' rounds)."""
 KEPT_SHOES = 8

@@ -11,13 +11,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from games.blackjack import DecisionKind, check_decision, decide, options
+from games.blackjack import DecisionKind, Phase, check_decision, decide, options
 from games.errors import BetAboveMaximum, BetBelowMinimum
 from ledger.accounts import GameSession
 from ledger.money import check_amount
 from ledger.seamless import port
 from ledger.tables import commands as tc
-from ledger.tables.base import Result, TableBase, parse_time
+from ledger.tables.base import TableBase, parse_time
 from ledger.tables.errors import (
     BettingClosed,
     ChipLimitReached,
@@ -47,15 +47,16 @@ STAGES: dict[str, tuple[str, str | None]] = {
 """A seamless seat's debit stage per way of betting (kind, what); a side chip: side:<bet>."""
 
 
-def seat_view(seat: TableSeat, session: GameSession) -> Result:
-    return {
-        "seat_id": str(seat.id),
-        "code": seat.code,
-        "bets": seat.bets(),
-        "status": seat.status,
-        "decisions": dict(seat.decisions),
-        "balance": session.balance,
-    }
+def seat_changed(seat: TableSeat, session: GameSession) -> tc.SeatChanged:
+    return tc.SeatChanged(
+        seated=seat.status != CANCELLED,
+        seat_id=str(seat.id),
+        code=seat.code,
+        bets=seat.bets(),
+        status=seat.status,
+        decisions=dict(seat.decisions),
+        balance=session.balance,
+    )
 
 
 def _undone(seat: TableSeat, everything: bool) -> int:
@@ -73,7 +74,7 @@ class Betting(TableBase):
 
     def _betting(self, uow: UnitOfWork, table: str) -> TableRound:
         _, rnd = self.current(uow, table)
-        if rnd is None or rnd.phase != "betting":
+        if rnd is None or rnd.phase is not Phase.BETTING:
             raise BettingClosed(f"no betting window is open at table {table}", table=table)
         if rnd.paused_at is not None:
             raise TablePaused(f"table {table} is paused", table=table)
@@ -171,7 +172,7 @@ class Betting(TableBase):
             seat.bet_placed(bet=bet, amount=amount, via=via)
         record_debit(seat, stage, need, len(chips))
 
-    def bet(self, uow: UnitOfWork, cmd: tc.PlaceBet) -> Result:
+    def bet(self, uow: UnitOfWork, cmd: tc.PlaceBet) -> tc.SeatChanged:
         session = uow.session(cmd.session_id)
         rnd = self._betting(uow, cmd.table)
         amount = check_amount(cmd.amount, "bet")
@@ -180,9 +181,9 @@ class Betting(TableBase):
         self._check_moves(rnd, seat, 1)
         seat = self._open_seat(uow, rnd, session, seat)
         self._place(session, rnd, seat, [(name, amount)], "chip")
-        return seat_view(seat, session)
+        return seat_changed(seat, session)
 
-    def undo(self, uow: UnitOfWork, cmd: tc.UndoBet) -> Result:
+    def undo(self, uow: UnitOfWork, cmd: tc.UndoBet) -> tc.SeatChanged:
         session = uow.session(cmd.session_id)
         rnd = self._betting(uow, cmd.table)
         seat = self._seat(uow, rnd, session)
@@ -199,11 +200,11 @@ class Betting(TableBase):
                 break
         if not seat.chips:
             session.round_closed(rnd.code, None)
-        return seat_view(seat, session)
+        return seat_changed(seat, session)
 
     def _undo_seamless(
         self, session: GameSession, rnd: TableRound, seat: TableSeat, everything: bool
-    ) -> Result:
+    ) -> tc.SeatChanged:
         """A seamless seat takes back the chips of its last debit (one command's: all of
         a REPEAT's), or of every debit; each debit is rolled back at the wallet."""
         while seat.wallet_debits:
@@ -216,9 +217,9 @@ class Betting(TableBase):
                 break
         if not seat.chips:
             session.round_closed(rnd.code, None)
-        return seat_view(seat, session)
+        return seat_changed(seat, session)
 
-    def repeat(self, uow: UnitOfWork, cmd: tc.RepeatBets) -> Result:
+    def repeat(self, uow: UnitOfWork, cmd: tc.RepeatBets) -> tc.SeatChanged:
         session = uow.session(cmd.session_id)
         rnd = self._betting(uow, cmd.table)
         seat = self._seat(uow, rnd, session)
@@ -232,9 +233,9 @@ class Betting(TableBase):
         self._check_moves(rnd, seat, len(chips))
         seat = self._open_seat(uow, rnd, session, seat)
         self._place(session, rnd, seat, chips, "repeat")
-        return seat_view(seat, session)
+        return seat_changed(seat, session)
 
-    def double_bets(self, uow: UnitOfWork, cmd: tc.DoubleBets) -> Result:
+    def double_bets(self, uow: UnitOfWork, cmd: tc.DoubleBets) -> tc.SeatChanged:
         session = uow.session(cmd.session_id)
         rnd = self._betting(uow, cmd.table)
         seat = self._seat(uow, rnd, session)
@@ -245,9 +246,9 @@ class Betting(TableBase):
         self._check_all(rnd, [(b, 2 * a) for b, a in chips])
         self._check_moves(rnd, seat, len(chips))
         self._place(session, rnd, seat, chips, "2x")
-        return seat_view(seat, session)
+        return seat_changed(seat, session)
 
-    def all_side_bets(self, uow: UnitOfWork, cmd: tc.AllSideBets) -> Result:
+    def all_side_bets(self, uow: UnitOfWork, cmd: tc.AllSideBets) -> tc.SeatChanged:
         session = uow.session(cmd.session_id)
         rnd = self._betting(uow, cmd.table)
         seat = self._seat(uow, rnd, session)
@@ -259,7 +260,7 @@ class Betting(TableBase):
             self._check_chip(rnd, seat, b, a)
         self._check_moves(rnd, seat, len(chips))
         self._place(session, rnd, seat, chips, "all-side-bets")
-        return seat_view(seat, session)
+        return seat_changed(seat, session)
 
     def _check_all(self, rnd: TableRound, totals: list[tuple[str, int]]) -> None:
         for name, total in totals:
@@ -271,14 +272,14 @@ class Betting(TableBase):
 
     # -- decisions ---------------------------------------------------------------------
 
-    def decide(self, uow: UnitOfWork, cmd: tc.TableDecide) -> Result:
+    def decide(self, uow: UnitOfWork, cmd: tc.TableDecide) -> tc.SeatDecided:
         session = uow.session(cmd.session_id)
         _, rnd = self.current(uow, cmd.table)
-        wanted = "insurance" if cmd.step == 0 else "step"
+        wanted = Phase.INSURANCE if cmd.step == 0 else Phase.STEP
         if (
             rnd is None
-            or rnd.phase != wanted
-            or (wanted == "step" and rnd.step != cmd.step)
+            or rnd.phase is not wanted
+            or (wanted is Phase.STEP and rnd.step != cmd.step)
             or rnd.paused_at is not None
             or rnd.deadline is None
             or self.clock() >= parse_time(rnd.deadline)
@@ -324,11 +325,16 @@ class Betting(TableBase):
             cost=cost if funded else 0,
             paid=paid,
         )
-        return {
-            **seat_view(record, session),
-            "applied": action.kind.value,
-            "automatic": action.automatic,
-        }
+        return tc.SeatDecided(
+            seat_id=str(record.id),
+            code=record.code,
+            bets=record.bets(),
+            status=record.status,
+            decisions=dict(record.decisions),
+            balance=session.balance,
+            applied=action.kind.value,
+            automatic=action.automatic,
+        )
 
     def offered(self, uow: UnitOfWork, table: str, session_id: str) -> list[list[Any]]:
         """The options the session's seat has now (a read; no card beyond those shown)."""
@@ -345,22 +351,24 @@ class Betting(TableBase):
 
     # -- connection (seed 002 "Disconnessione") -----------------------------------------
 
-    def connect(self, uow: UnitOfWork, cmd: tc.Connect) -> Result:
+    def connect(self, uow: UnitOfWork, cmd: tc.Connect) -> tc.SeatChanged:
         return self._connection(uow, cmd, True)
 
-    def disconnect(self, uow: UnitOfWork, cmd: tc.Disconnect) -> Result:
+    def disconnect(self, uow: UnitOfWork, cmd: tc.Disconnect) -> tc.SeatChanged:
         return self._connection(uow, cmd, False)
 
-    def _connection(self, uow: UnitOfWork, cmd: tc.TableCommand, connected: bool) -> Result:
+    def _connection(
+        self, uow: UnitOfWork, cmd: tc.Connect | tc.Disconnect, connected: bool
+    ) -> tc.SeatChanged:
         session = uow.session(cmd.session_id)
         _, rnd = self.current(uow, cmd.table)
         seat = None if rnd is None else self._seat(uow, rnd, session)
         if rnd is None or seat is None or seat.status != OPEN:
-            return {"seated": False, "balance": session.balance}
+            return tc.SeatChanged(seated=False, balance=session.balance)
         now = self.clock()
         if seat.connected != connected:
             seat.connection(connected=connected, at=now.isoformat(timespec="milliseconds"))
-        betting = rnd.phase == "betting" and (
+        betting = rnd.phase is Phase.BETTING and (
             rnd.deadline is None or now < parse_time(rnd.deadline)
         )
         if not connected and betting and seat.chips:
@@ -372,4 +380,4 @@ class Betting(TableBase):
                 session.refund(rnd.code, refund)
             seat.bets_cancelled(reason="disconnected", refunded=refund)
             session.round_closed(rnd.code, None)
-        return {**seat_view(seat, session), "seated": seat.status != CANCELLED}
+        return seat_changed(seat, session)

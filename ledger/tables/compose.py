@@ -9,6 +9,7 @@ from uuid import UUID
 from eventsourcing.persistence import Notification
 
 from ledger import contracts
+from ledger.commands import Route
 from ledger.errors import SessionBusy
 from ledger.tables import commands as tc
 from ledger.tables.advance import CODE_PREFIX, Runner
@@ -53,23 +54,31 @@ def last_position(app: Any) -> Callable[[], int]:
     return position
 
 
-def handlers(tables: Tables) -> dict[type[Any], Callable[..., dict[str, Any]]]:
-    return {
-        tc.CreateTable: tables.create,
-        tc.ConfigureTable: tables.configure,
-        tc.PauseTable: tables.pause,
-        tc.ResumeTable: tables.resume,
-        tc.VoidTableRound: tables.void,
-        tc.AdvanceTable: tables.advance,
-        tc.PlaceBet: tables.bet,
-        tc.UndoBet: tables.undo,
-        tc.RepeatBets: tables.repeat,
-        tc.DoubleBets: tables.double_bets,
-        tc.AllSideBets: tables.all_side_bets,
-        tc.TableDecide: tables.decide,
-        tc.Connect: tables.connect,
-        tc.Disconnect: tables.disconnect,
-    }
+def routes(tables: Tables) -> list[Route[Any, Any]]:
+    """Every table command with its handler (mypy checks each pair's types)."""
+    return [
+        tc.CreateTable.handled_by(tables.create),
+        tc.ConfigureTable.handled_by(tables.configure),
+        tc.PauseTable.handled_by(tables.pause),
+        tc.ResumeTable.handled_by(tables.resume),
+        tc.VoidTableRound.handled_by(tables.void),
+        tc.OpenRound.handled_by(tables.open_round),
+        tc.StartBetting.handled_by(tables.start_betting),
+        tc.DealRound.handled_by(tables.deal),
+        tc.CloseInsurance.handled_by(tables.close_insurance),
+        tc.CloseStep.handled_by(tables.close_step),
+        tc.PlayDealer.handled_by(tables.play_dealer),
+        tc.SettleBatch.handled_by(tables.settle_batch),
+        tc.FinishRound.handled_by(tables.finish_round),
+        tc.PlaceBet.handled_by(tables.bet),
+        tc.UndoBet.handled_by(tables.undo),
+        tc.RepeatBets.handled_by(tables.repeat),
+        tc.DoubleBets.handled_by(tables.double_bets),
+        tc.AllSideBets.handled_by(tables.all_side_bets),
+        tc.TableDecide.handled_by(tables.decide),
+        tc.Connect.handled_by(tables.connect),
+        tc.Disconnect.handled_by(tables.disconnect),
+    ]
 
 
 def guard_close(inner: Callable[[UnitOfWork, Any], dict[str, Any]]) -> Callable[..., Any]:

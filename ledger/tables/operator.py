@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from games.blackjack import Phase
 from ledger.accounts import GameSession
 from ledger.errors import InvalidRequest
 from ledger.tables import commands as tc
-from ledger.tables.base import Result, TableBase, iso, parse_time
+from ledger.tables.base import TableBase, iso, parse_time
 from ledger.tables.errors import TableExists, TableNotFound
 from ledger.tables.seat import CANCELLED, VOIDED, TableSeat
 from ledger.tables.shoe import TableShoe
@@ -27,28 +28,31 @@ from ledger.unit_of_work import UnitOfWork
 
 
 class Operator(TableBase):
-    def create(self, uow: UnitOfWork, cmd: tc.CreateTable) -> Result:
+    def create(self, uow: UnitOfWork, cmd: tc.CreateTable) -> tc.TableCreated:
         if uow.get(Table, table_id_for(cmd.table)) is not None:
             raise TableExists(f"table {cmd.table} exists", table=cmd.table)
         currency = Table.check_currency(cmd.currency)
         config = check_config(dict(cmd.config))
         table = Table(table=cmd.table, currency=currency, config=config)
         uow.add(table)
-        return {"table": cmd.table, "currency": currency, "config": config}
+        return tc.TableCreated(table=cmd.table, currency=currency, config=config)
 
-    def configure(self, uow: UnitOfWork, cmd: tc.ConfigureTable) -> Result:
+    def configure(self, uow: UnitOfWork, cmd: tc.ConfigureTable) -> tc.TableConfigured:
         table = self.table(uow, cmd.table)
         config = check_config(dict(cmd.config))
         table.configured(config=config)
-        return {"table": cmd.table, "config": config, "applies_from_round": table.rounds + 1}
+        return tc.TableConfigured(
+            table=cmd.table, config=config, applies_from_round=table.rounds + 1
+        )
 
-    def pause(self, uow: UnitOfWork, cmd: tc.PauseTable) -> Result:
+    def pause(self, uow: UnitOfWork, cmd: tc.PauseTable) -> tc.TablePaused:
         _, rnd = self.current(uow, cmd.table)
         if rnd is not None and not rnd.closed and rnd.paused_at is None:
             rnd.paused(at=iso(self.clock()), reason=cmd.reason)
-        return {"table": cmd.table, "paused": rnd is not None and rnd.paused_at is not None}
+        paused = rnd is not None and rnd.paused_at is not None
+        return tc.TablePaused(table=cmd.table, paused=paused)
 
-    def resume(self, uow: UnitOfWork, cmd: tc.ResumeTable) -> Result:
+    def resume(self, uow: UnitOfWork, cmd: tc.ResumeTable) -> tc.TablePaused:
         _, rnd = self.current(uow, cmd.table)
         if rnd is not None and rnd.paused_at is not None:
             now = self.clock()
@@ -57,24 +61,21 @@ class Operator(TableBase):
                 # the deadline was frozen: it moves by the length of the pause
                 deadline = iso(parse_time(deadline) + (now - parse_time(rnd.paused_at)))
             rnd.resumed(at=iso(now), deadline=deadline)
-        return {
-            "table": cmd.table,
-            "paused": False,
-            "deadline": None if rnd is None else rnd.deadline,
-        }
+        deadline = None if rnd is None else rnd.deadline
+        return tc.TablePaused(table=cmd.table, paused=False, deadline=deadline)
 
-    def void(self, uow: UnitOfWork, cmd: tc.VoidTableRound) -> Result:
+    def void(self, uow: UnitOfWork, cmd: tc.VoidTableRound) -> tc.TableRoundVoided:
         self.table(uow, cmd.table)
         rnd = self.round_by_code(uow, cmd.table, cmd.code)
         if rnd is None:
             raise TableNotFound(f"no round {cmd.code!r} at table {cmd.table}", game_code=cmd.code)
-        if rnd.phase == "voided":
-            return {
-                "code": rnd.code,
-                "already_voided": True,
-                "refunded": rnd.refunded,
-                "reversed_win": rnd.reversed_win,
-            }
+        if rnd.phase is Phase.VOIDED:
+            return tc.TableRoundVoided(
+                code=rnd.code,
+                already_voided=True,
+                refunded=rnd.refunded,
+                reversed_win=rnd.reversed_win,
+            )
         was_open = not rnd.closed
         refunded = reversed_win = 0
         for seat in self.seats_of(uow, rnd):
@@ -106,12 +107,9 @@ class Operator(TableBase):
             reversed_win=reversed_win,
             next_start=next_start_or_none,
         )
-        return {
-            "code": rnd.code,
-            "already_voided": False,
-            "refunded": refunded,
-            "reversed_win": reversed_win,
-        }
+        return tc.TableRoundVoided(
+            code=rnd.code, already_voided=False, refunded=refunded, reversed_win=reversed_win
+        )
 
     @staticmethod
     def _position_after(rnd: TableRound) -> int:

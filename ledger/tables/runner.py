@@ -21,12 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 from uuid import UUID
 
+from games.blackjack import Phase
 from ledger.casino import Casino
 from ledger.errors import IdempotencyConflict
+from ledger.tables import commands as tc
 from ledger.tables.base import NotDue, Stale, iso, parse_time
-from ledger.tables.commands import AdvanceTable
 from ledger.tables.compose import seat_openings
 from ledger.tables.seat import OPEN, TableSeat
 from ledger.tables.table import Table, table_id_for
@@ -44,43 +46,43 @@ class TableRunner:
         """(round id, notification id read up to, its seats found so far) while the
         current round waits for a first bet (:meth:`_someone_bet`)."""
 
-    def _next(self, now: datetime) -> tuple[str, AdvanceTable] | None:
+    def _next(self, now: datetime) -> tuple[str, tc.RunnerCommand[Any]] | None:
         table = self.app.find(Table, table_id_for(self.table))
         if table is None:
             return None
         rnd = None
         if table.round_id is not None:
             rnd = self.app.find(TableRound, UUID(table.round_id))
-        at = iso(now)
+        at, name = iso(now), self.table
         if rnd is None or rnd.closed:
             n = table.rounds + 1
-            return f"open:{n}", AdvanceTable(self.table, n, "open", 0, at)
+            return f"open:{n}", tc.OpenRound(name, n, at)
         if rnd.paused_at is not None:
             return None
-        key = f"{rnd.number}:v{rnd.version}"
+        key, number = f"{rnd.number}:v{rnd.version}", rnd.number
         grace = timedelta(milliseconds=rnd.config["grace_ms"])
         due = rnd.deadline is not None and now >= parse_time(rnd.deadline) + grace
-        if rnd.phase == "betting" and rnd.deadline is None:
+        # the request ids are wire format (two runners, or a restarted one, send the same)
+        if rnd.phase is Phase.BETTING and rnd.deadline is None:
             # waiting for a first bet: nothing is written until one comes
             if not self._someone_bet(rnd):
                 return None
-            return f"{key}:start", AdvanceTable(self.table, rnd.number, "start", 0, at)
-        if rnd.phase == "betting":
-            if not due:
-                return None
-            return f"{key}:deal", AdvanceTable(self.table, rnd.number, "deal", 0, at)
-        if rnd.phase in ("insurance", "step"):
-            step = rnd.step if rnd.phase == "step" else 0
-            cmd = AdvanceTable(self.table, rnd.number, rnd.phase, step, at, early=not due)
-            return f"{key}:{rnd.phase}:{step}:{'due' if due else 'early'}", cmd
-        if rnd.phase == "dealer":
-            return f"{key}:dealer", AdvanceTable(self.table, rnd.number, "dealer", 0, at)
-        if rnd.phase == "settling":
+            return f"{key}:start", tc.StartBetting(name, number, at)
+        if rnd.phase is Phase.BETTING:
+            return (f"{key}:deal", tc.DealRound(name, number, at)) if due else None
+        when = "due" if due else "early"
+        if rnd.phase is Phase.INSURANCE:
+            return f"{key}:insurance:0:{when}", tc.CloseInsurance(name, number, at, not due)
+        if rnd.phase is Phase.STEP:
+            cmd = tc.CloseStep(name, number, at, rnd.step, not due)
+            return f"{key}:step:{rnd.step}:{when}", cmd
+        if rnd.phase is Phase.DEALER:
+            return f"{key}:dealer", tc.PlayDealer(name, number, at)
+        if rnd.phase is Phase.SETTLING:
             b = self._batch_due(rnd)
             if b is not None:
-                cmd = AdvanceTable(self.table, rnd.number, "settle-batch", b, at)
-                return f"{rnd.number}:settle-batch:{b}", cmd
-            return f"{key}:settle", AdvanceTable(self.table, rnd.number, "settle", 0, at)
+                return f"{number}:settle-batch:{b}", tc.SettleBatch(name, number, at, b)
+            return f"{key}:settle", tc.FinishRound(name, number, at)
         return None
 
     def _someone_bet(self, rnd: TableRound) -> bool:
@@ -116,7 +118,7 @@ class TableRunner:
                 return b
         return None
 
-    def _send(self, request_id: str, cmd: AdvanceTable) -> bool:
+    def _send(self, request_id: str, cmd: tc.RunnerCommand[Any]) -> bool:
         """True if the action was applied (or had been, by this or another runner)."""
         try:
             self.app.command(request_id, cmd)

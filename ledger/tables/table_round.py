@@ -18,11 +18,9 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
+from games.blackjack import Phase
 from ledger import contracts
 from ledger.accounts import NAMESPACE
-
-VOIDED = "voided"
-"""The phase of a voided round (beside the engine's :class:`games.blackjack.Phase`)."""
 
 
 def table_round_id_for(table: str, number: int) -> UUID:
@@ -63,7 +61,10 @@ class TableRound(Aggregate):
         self.start = start
         self.config = dict(config)
         self.started_at = started_at
-        self.phase = "betting"
+        self.phase = Phase.BETTING
+        """The engine's :class:`~games.blackjack.Phase`, with the table's own ``settling``
+        (the dealer has played, seats are being paid: the engine's ``settled``),
+        ``settled`` (every seat paid) and ``voided``; an event carries its wire string."""
         self.step = 0
         self.deadline: str | None = deadline
         self.waiting_since: str | None = None
@@ -82,7 +83,7 @@ class TableRound(Aggregate):
         """step ("0" = insurance) -> [[seat id, kind, reason], ...] applied by the runner."""
         self.automatic_seats: dict[str, frozenset[str]] = {}
         """step -> the seat ids in ``automatic[step]`` (a seat's replay asks per step)."""
-        self.phases: list[list[Any]] = [["betting", started_at, deadline]]
+        self.phases: list[list[Any]] = [[Phase.BETTING.value, started_at, deadline]]
         self.paused_at: str | None = None
         self.settled_seats = 0
         self.totals: dict[str, int] = {}
@@ -90,10 +91,11 @@ class TableRound(Aggregate):
         self.shoe_done = False
 
     def _phase(self, phase: str, step: int, deadline: str | None, at: str) -> None:
-        self.phase = phase
+        self.phase = Phase(phase)
         self.step = step
         self.deadline = deadline
-        self.phases = [*self.phases, [phase if phase != "step" else f"step-{step}", at, deadline]]
+        shown = f"step-{step}" if self.phase is Phase.STEP else self.phase.value
+        self.phases = [*self.phases, [shown, at, deadline]]
 
     def _automatic(self, step: str, automatic: list[list[str]]) -> None:
         self.automatic = {**self.automatic, step: [list(a) for a in automatic]}
@@ -172,7 +174,7 @@ class TableRound(Aggregate):
     def dealer_played(self, at: str, hole: str, draws: list[str]) -> None:
         self.hole = hole
         self.dealer_draws = list(draws)
-        self._phase("settling", 0, None, at)
+        self._phase(Phase.SETTLING, 0, None, at)
 
     @event("Settled", topic=contracts.TABLE_ROUND_SETTLED)
     def settled(self, at: str, seats: int, totals: dict[str, int], next_start: int | None) -> None:
@@ -180,7 +182,7 @@ class TableRound(Aggregate):
         self.totals = dict(totals)
         self.next_start = next_start
         self.shoe_done = next_start is None
-        self._phase("settled", 0, None, at)
+        self._phase(Phase.SETTLED, 0, None, at)
 
     @event("Paused", topic=contracts.TABLE_ROUND_PAUSED)
     def paused(self, at: str, reason: str) -> None:
@@ -207,8 +209,8 @@ class TableRound(Aggregate):
         self.refunded = refunded
         self.reversed_win = reversed_win
         self.next_start = next_start
-        self._phase(VOIDED, 0, None, at)
+        self._phase(Phase.VOIDED, 0, None, at)
 
     @property
     def closed(self) -> bool:
-        return self.phase in ("settled", VOIDED)
+        return self.phase in (Phase.SETTLED, Phase.VOIDED)

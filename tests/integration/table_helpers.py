@@ -108,10 +108,10 @@ class Live:
         self.n += 1
         return f"r{self.n}"
 
-    def bet(self, session: str, bet: str, amount: int) -> dict[str, Any]:
+    def bet(self, session: str, bet: str, amount: int) -> tc.SeatChanged:
         return self.app.command(self.rid(), tc.PlaceBet(session, "T1", bet, amount))
 
-    def decide(self, session: str, step: int, decision: str) -> dict[str, Any]:
+    def decide(self, session: str, step: int, decision: str) -> tc.SeatDecided:
         return self.app.command(self.rid(), tc.TableDecide(session, "T1", step, decision))
 
     def tick(self, ms: int = 0) -> list[str]:

@@ -56,7 +56,7 @@ def play_until_the_shoe_is_done(live: Live, sessions: dict[str, str]) -> str:
     for _ in range(12):
         live.tick()  # the runner opens the round
         for sid in sessions.values():
-            code = live.bet(sid, "main", 1_000)["code"]
+            code = live.bet(sid, "main", 1_000).code
         codes.append(code)
         for _ in range(30):  # every window to its deadline: the automatic actions decide
             live.tick(10_000)

@@ -240,7 +240,7 @@ def a_settled_table_round(store: Store) -> tuple[Live, str]:
     live = Live(store)
     live.tick()
     sid = live.player("ann")
-    code = str(live.bet(sid, "main", 1_000)["code"])
+    code = str(live.bet(sid, "main", 1_000).code)
     for _ in range(30):
         live.tick(10_000)
         if queries.find_round(live.app, code).closed:

@@ -40,7 +40,19 @@ from tests.toy_high_card import ENTRY, GAME
 SEEDS = [hashlib.sha256(f"retry-after-settlement/{i}".encode()).digest() for i in range(400)]
 DOUBLE_UP = (c.VideoPokerDouble, c.VideoPokerHalfDouble, c.VideoPokerCollect)
 Sent = tuple[str, c.Command, dict[str, Any]]
-RUNNER_ONLY = {tc.AdvanceTable, HoldTable, ReleaseTable, WorkerBeat}
+RUNNER_ONLY = {
+    tc.OpenRound,
+    tc.StartBetting,
+    tc.DealRound,
+    tc.CloseInsurance,
+    tc.CloseStep,
+    tc.PlayDealer,
+    tc.SettleBatch,
+    tc.FinishRound,
+    HoldTable,
+    ReleaseTable,
+    WorkerBeat,
+}
 """Sent by the table runner, or by the server's table streams and sockets (a seat's
 presence, ledger/presence.py), inside ``croupier serve``, never by a client: no route."""
 # Player 9-7, dealer ace up (insurance window), hole 6; step cards 2, 5, 3, ...
@@ -130,13 +142,14 @@ def play_everything(
     assert do(c.Decide(sid, GAME, ("reveal",)))["status"] == "settled"
 
     # A live blackjack table: every player and operator command (the runner's own
-    # AdvanceTable commands are sent by ``tick``).
+    # commands are sent by ``tick``).
     do(ChangeSettings(sid, {"show_cash_out": False}))
     do(tc.CreateTable("T1", "EUR", dict(TABLE_CONFIG)))
     do(tc.ConfigureTable("T1", {**TABLE_CONFIG, "chip": 200}))
     tick(0)  # round 1 opens
     do(tc.Connect(sid, "T1"))
-    code = do(tc.PlaceBet(sid, "T1", "main", 200))["code"]
+    placed = do(tc.PlaceBet(sid, "T1", "main", 200))  # a typed result, or the HTTP answer
+    code = placed.code if isinstance(placed, tc.SeatChanged) else placed["code"]
     do(tc.AllSideBets(sid, "T1"))
     do(tc.DoubleBets(sid, "T1"))
     do(tc.UndoBet(sid, "T1"))

@@ -43,7 +43,7 @@ def play_plans(live: Live) -> tuple[dict[str, str], dict[str, dict[int, str]], d
     for name, p in PLANS.items():
         if p["insurance"] is not None:
             out = live.decide(sessions[name], 0, "insure" if p["insurance"] else "no-insurance")
-            if out["automatic"]:
+            if out.automatic:
                 unfunded[name].add(0)
     live.tick(5_000)
     while first_round(live).phase == "step":
@@ -53,7 +53,7 @@ def play_plans(live: Live) -> tuple[dict[str, str], dict[str, dict[int, str]], d
             if wanted is not None and wanted in offered(live, sessions[name]):
                 out = live.decide(sessions[name], k, wanted)
                 sent[name][k] = wanted
-                if out["automatic"]:
+                if out.automatic:
                     unfunded[name].add(k)
         live.tick(5_000)
     assert first_round(live).phase == "settled"

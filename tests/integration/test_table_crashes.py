@@ -182,7 +182,7 @@ def test_a_round_crashed_at_every_kind_of_event_completes_once_with_the_same_car
             bet = tc.PlaceBet(sessions[name], "T1", "main", p["main"])
             crasher.crash_twice(labelled(command("bet-ann", bet), "bet"))
             again = live.app.command("bet-ann", bet)
-            assert again["bets"] == {"main": p["main"]}  # once, not twice
+            assert again.bets == {"main": p["main"]}  # once, not twice
         else:
             live.bet(sessions[name], "main", p["main"])
     assert (

@@ -86,11 +86,11 @@ def test_void_mid_round_refunds_every_stake_reverses_payments_and_is_idempotent(
     assert rnd.phase == "step" and rnd.step == 2
     void = tc.VoidTableRound("T1", rnd.code, "card reader fault", "INC-7")
     out = live.app.command("v1", void)
-    assert out["refunded"] == 2_100 + 1_000 + 1_000 and out["reversed_win"] > 0
+    assert out.refunded == 2_100 + 1_000 + 1_000 and out.reversed_win > 0
     for s in (ann, bob, cat):
         assert live.app.session_balance(s) == 20_000
     again = live.app.command("v2", void)
-    assert again["already_voided"] is True
+    assert again.already_voided is True
     for s in (ann, bob, cat):
         assert live.app.session_balance(s) == 20_000
     live.tick()
@@ -164,11 +164,11 @@ def test_repeat_double_all_side_bets_and_undo(store: Store) -> None:
     assert round_of(live, 1).phase == "settled"
     cmd = live.app.command
     out = cmd("rep", tc.RepeatBets(ann, "T1"))
-    assert out["bets"] == {"main": 1_000, "perfect-pairs": 200}
+    assert out.bets == {"main": 1_000, "perfect-pairs": 200}
     out = cmd("2x", tc.DoubleBets(ann, "T1"))
-    assert out["bets"] == {"main": 2_000, "perfect-pairs": 400}
+    assert out.bets == {"main": 2_000, "perfect-pairs": 400}
     out = cmd("all", tc.AllSideBets(ann, "T1"))
-    assert out["bets"] == {
+    assert out.bets == {
         "main": 2_000,
         "perfect-pairs": 500,
         "21+3": 100,
@@ -176,10 +176,10 @@ def test_repeat_double_all_side_bets_and_undo(store: Store) -> None:
         "bust-it": 100,
     }
     out = cmd("u1", tc.UndoBet(ann, "T1"))
-    assert "bust-it" not in out["bets"]
+    assert "bust-it" not in out.bets
     before = live.app.session_balance(ann)
     out = cmd("u2", tc.UndoBet(ann, "T1", everything=True))
-    assert out["bets"] == {} and live.app.session_balance(ann) == before + 2_000 + 500 + 200
+    assert out.bets == {} and live.app.session_balance(ann) == before + 2_000 + 500 + 200
     books_balance(store)
 
 

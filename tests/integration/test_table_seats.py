@@ -126,7 +126,7 @@ def test_seats_deciding_differently_match_the_engine_card_by_card(store: Store) 
         if p["insurance"] is not None:
             answer = "insure" if p["insurance"] else "no-insurance"
             out = live.decide(sessions[name], 0, answer)
-            if out["automatic"]:
+            if out.automatic:
                 unfunded[name].add(0)
     live.tick(5_000)
     rnd = current(live)
@@ -138,7 +138,7 @@ def test_seats_deciding_differently_match_the_engine_card_by_card(store: Store) 
             if wanted is not None and wanted in offered(live, sessions[name]):
                 out = live.decide(sessions[name], k, wanted)
                 sent[name][k] = wanted
-                if out["automatic"]:
+                if out.automatic:
                     unfunded[name].add(k)
         if k == 1:  # live, within the open step: what the others chose in this situation
             assert_step_one_statistics(decision_statistics(live.app, "T1", 1, 1))

@@ -30,7 +30,7 @@ from ledger.errors import LedgerError
 from ledger.group_commit import fresh_copy
 from ledger.keys import Keyring
 from ledger.tables import commands as tc
-from ledger.tables.compose import Tables
+from ledger.tables.compose import Tables, routes
 from ledger.tables.seat import TableSeat, seat_id_for
 from ledger.tables.table import Table, table_id_for
 from ledger.tables.table_round import TableRound, table_round_id_for
@@ -96,6 +96,8 @@ class Desk:
             self.store.position,
             shoe_maker=self._shoe,
         )
+        self.handlers = {route.command: route.handler for route in routes(self.tables)}
+        """Each command type's handler, as :func:`ledger.bootstrap.bootstrap` registers them."""
         self.n = 0
         self.run(self.tables.create, tc.CreateTable("T1", "EUR", dict(config or CONFIG)))
 
@@ -107,6 +109,10 @@ class Desk:
         return Shoe.of(self.cards)
 
     # -- running commands ----------------------------------------------------------------
+
+    def handle(self, uow: UnitOfWork, cmd: Any) -> Any:
+        """Any command, by its registered handler."""
+        return self.handlers[type(cmd)](uow, cmd)
 
     def run(self, handler: Callable[[UnitOfWork, Any], Any], cmd: Any) -> Any:
         uow = UnitOfWork(self.store.find, {})
@@ -169,10 +175,30 @@ class Desk:
 
     # -- the runner ----------------------------------------------------------------------
 
-    def advance(self, action: str, step: int = 0, early: bool = False) -> Any:
-        number = self.table().rounds + (1 if action == "open" else 0)
+    def step(
+        self, action: str, step: int = 0, early: bool = False, number: int | None = None
+    ) -> tc.RunnerCommand[Any]:
+        """The runner's command named by its wire ``action`` (as the runner's request
+        ids name it), for round ``number`` (default: the current one, or the next to open)."""
+        n = self.table().rounds + (action == "open") if number is None else number
         at = self.now.isoformat(timespec="milliseconds")
-        return self.run(self.tables.advance, tc.AdvanceTable("T1", number, action, step, at, early))
+        simple: dict[str, type[tc.RunnerCommand[Any]]] = {
+            "open": tc.OpenRound,
+            "start": tc.StartBetting,
+            "deal": tc.DealRound,
+            "dealer": tc.PlayDealer,
+            "settle": tc.FinishRound,
+        }
+        if action == "insurance":
+            return tc.CloseInsurance("T1", n, at, early)
+        if action == "step":
+            return tc.CloseStep("T1", n, at, step, early)
+        if action == "settle-batch":
+            return tc.SettleBatch("T1", n, at, step)
+        return simple[action]("T1", n, at)
+
+    def advance(self, action: str, step: int = 0, early: bool = False) -> Any:
+        return self.run(self.handle, self.step(action, step, early))
 
     def open(self) -> Any:
         return self.advance("open")

@@ -34,7 +34,7 @@ def desk() -> Desk:
 def test_a_chip_is_staked_from_the_session_and_held_on_the_seat(desk: Desk) -> None:
     ann = desk.player()
     out = desk.bet(ann, "main", 1_000)
-    assert out["bets"] == {"main": 1_000} and out["balance"] == 19_000
+    assert out.bets == {"main": 1_000} and out.balance == 19_000
     desk.bet(ann, "main", 500)  # chips add up on a bet type
     desk.bet(ann, "21+3", 100)
     seat = desk.seat(ann)
@@ -52,7 +52,7 @@ def test_undo_takes_back_the_last_chip_then_the_others_in_reverse(desk: Desk) ->
     desk.bet(ann, "main", 200)
     desk.bet(ann, "hot-3", 100)
     out = desk.run(desk.tables.undo, tc.UndoBet(ann, "T1"))
-    assert out["bets"] == {"main": 1_200} and out["balance"] == 18_800
+    assert out.bets == {"main": 1_200} and out.balance == 18_800
     desk.run(desk.tables.undo, tc.UndoBet(ann, "T1"))
     assert desk.seat(ann).chips == [["main", 1_000]]
     assert desk.session(ann).open_round is not None
@@ -63,7 +63,7 @@ def test_undo_everything_returns_every_chip_and_frees_the_session(desk: Desk) ->
     desk.bet(ann, "main", 1_000)
     desk.bet(ann, "bust-it", 100)
     out = desk.run(desk.tables.undo, tc.UndoBet(ann, "T1", everything=True))
-    assert out["bets"] == {} and out["balance"] == 20_000
+    assert out.bets == {} and out.balance == 20_000
     assert desk.session(ann).open_round is None  # free to play another game
     desk.refused(NothingToUndo, desk.tables.undo, tc.UndoBet(ann, "T1"))
 
@@ -73,7 +73,7 @@ def test_double_bets_doubles_every_bet_or_none(desk: Desk) -> None:
     desk.bet(ann, "main", 1_000)
     desk.bet(ann, "perfect-pairs", 100)
     out = desk.run(desk.tables.double_bets, tc.DoubleBets(ann, "T1"))
-    assert out["bets"] == {"main": 2_000, "perfect-pairs": 200} and out["balance"] == 800
+    assert out.bets == {"main": 2_000, "perfect-pairs": 200} and out.balance == 800
     # again: 2,200 more is beyond the balance (seed 002: only if it covers all of them)
     desk.refused(InsufficientFunds, desk.tables.double_bets, tc.DoubleBets(ann, "T1"))
 
@@ -91,7 +91,7 @@ def test_all_side_bets_puts_one_chip_on_each_side_bet_after_the_main(desk: Desk)
     desk.bet(ann, "main", 1_000)
     out = desk.run(desk.tables.all_side_bets, cmd)
     sides = {"perfect-pairs": 100, "21+3": 100, "hot-3": 100, "bust-it": 100}
-    assert out["bets"] == {"main": 1_000, **sides} and out["balance"] == 18_600
+    assert out.bets == {"main": 1_000, **sides} and out.balance == 18_600
 
 
 def _play_round_one(desk: Desk, ann: str) -> None:
@@ -112,7 +112,7 @@ def test_repeat_places_the_last_rounds_bets_at_this_table(desk: Desk) -> None:
     _play_round_one(desk, ann)
     assert desk.round().number == 2
     out = desk.run(desk.tables.repeat, tc.RepeatBets(ann, "T1"))
-    assert out["bets"] == {"main": 1_000, "21+3": 200}
+    assert out.bets == {"main": 1_000, "21+3": 200}
     assert desk.seat(ann).chips == [["main", 1_000], ["21+3", 200]]
     placed = [e for e in desk.events(desk.seat(ann).id) if type(e).__name__ == "BetPlaced"]
     assert [(e.bet, e.amount, e.via) for e in placed] == [
@@ -208,12 +208,12 @@ def test_a_disconnection_before_the_deadline_returns_the_bets(desk: Desk) -> Non
     desk.bet(ann, "main", 1_000)
     desk.bet(ann, "hot-3", 100)
     out = desk.run(desk.tables.disconnect, tc.Disconnect(ann, "T1"))
-    assert out["seated"] is False and out["balance"] == 20_000
+    assert out.seated is False and out.balance == 20_000
     seat = desk.seat(ann)
     assert seat.status == "cancelled" and not seat.connected
     assert desk.session(ann).open_round is None
     again = desk.run(desk.tables.disconnect, tc.Disconnect(ann, "T1"))
-    assert again == {"seated": False, "balance": 20_000}  # nothing more to do
+    assert again == tc.SeatChanged(seated=False, balance=20_000)  # nothing more to do
 
 
 def test_after_the_deadline_a_disconnected_seats_bets_stand(desk: Desk) -> None:
@@ -222,10 +222,10 @@ def test_after_the_deadline_a_disconnected_seats_bets_stand(desk: Desk) -> None:
     desk.later(10_000)
     desk.advance("deal")
     out = desk.run(desk.tables.disconnect, tc.Disconnect(ann, "T1"))
-    assert out["seated"] is True and out["balance"] == 19_000
+    assert out.seated is True and out.balance == 19_000
     assert desk.seat(ann).status == "open" and not desk.seat(ann).connected
     back = desk.run(desk.tables.connect, tc.Connect(ann, "T1"))
-    assert back["seated"] is True and desk.seat(ann).connected
+    assert back.seated is True and desk.seat(ann).connected
 
 
 def test_the_desk_catches_a_refusal_that_changed_a_stored_aggregate(desk: Desk) -> None:

@@ -52,7 +52,7 @@ def test_hit_draws_the_steps_card_and_a_win_pays_even_money() -> None:
     desk, [ann] = dealt(ELEVEN)
     assert desk.options(ann) == ["hit", "stand", "double", "cash-out"]
     out = desk.decide(ann, 1, "hit")
-    assert out["applied"] == "hit" and not out["automatic"]
+    assert out.applied == "hit" and not out.automatic
     desk.advance("step", 1, early=True)  # nobody is left to decide: it closes at once
     assert desk.round().step_cards == ["Ks"]
     assert desk.options(ann) == []  # 21: no decision (seed 002)
@@ -73,7 +73,7 @@ def test_stand_keeps_the_hand_and_the_dealer_decides() -> None:
 def test_double_stakes_the_main_bet_again_for_one_card() -> None:
     desk, [ann] = dealt(ELEVEN)
     out = desk.decide(ann, 1, "double")
-    assert out["applied"] == "double" and out["balance"] == 18_000
+    assert out.applied == "double" and out.balance == 18_000
     assert desk.seat(ann).debited == 2_000
     finish(desk)
     assert desk.seat(ann).result["hands"] == [["win", 2_000, 4_000]]
@@ -84,7 +84,7 @@ def test_an_unfunded_double_is_a_hit_with_the_reason_recorded() -> None:
     """seed 002: when the balance does not cover a requested double, the hand hits."""
     desk, [ann] = dealt(ELEVEN, 1_000)
     out = desk.decide(ann, 1, "double")
-    assert out["applied"] == "hit" and out["balance"] == 0
+    assert out.applied == "hit" and out.balance == 0
     kind, requested, reason = desk.seat(ann).decisions["1"][:3]
     assert (kind, requested) == ("hit", "double") and reason
     finish(desk)
@@ -95,7 +95,7 @@ def test_split_makes_two_hands_each_staked_at_the_main_bet() -> None:
     desk, [ann] = dealt(EIGHTS)
     assert "split" in desk.options(ann)
     out = desk.decide(ann, 1, "split")
-    assert out["applied"] == "split" and out["balance"] == 18_000
+    assert out.applied == "split" and out.balance == 18_000
     finish(desk)  # hand 1: 8 3, hits on 11 at the timeout (2), stands; hand 2: 8 T
     seat = desk.seat(ann)
     assert desk.round().step_cards == ["3s", "2c", "Td"]
@@ -109,7 +109,7 @@ def test_insurance_costs_half_the_bet_and_is_lost_without_a_dealer_blackjack() -
     assert rnd.phase == "insurance" and rnd.step == 0
     assert desk.options(ann) == ["insure", "no-insurance"]
     out = desk.decide(ann, 0, "insure")
-    assert out["applied"] == "insure" and out["balance"] == 18_500
+    assert out.applied == "insure" and out.balance == 18_500
     desk.advance("insurance", early=True)
     assert desk.round().phase == "step"  # no blackjack under the ace: play on
     desk.decide(ann, 1, "stand")
@@ -138,7 +138,7 @@ def test_cash_out_is_credited_at_once_and_ends_the_hand() -> None:
     [offer] = [a for d, a in _offered(desk, ann) if d == "cash-out"]
     assert 400 <= offer <= 1_770  # 0.40-1.77 x the bet (seed 002)
     out = desk.decide(ann, 1, "cash-out")
-    assert out["applied"] == "cash-out" and out["balance"] == 19_000 + offer
+    assert out.applied == "cash-out" and out.balance == 19_000 + offer
     assert desk.seat(ann).credited == offer
     assert desk.options(ann) == []
     finish(desk)
@@ -192,13 +192,13 @@ def test_an_unfunded_split_of_16_stands() -> None:
     stands (8 8 is 16)."""
     desk, [ann] = dealt(EIGHTS, 1_000)
     out = desk.decide(ann, 1, "split")
-    assert out["applied"] == "stand" and out["balance"] == 0
+    assert out.applied == "stand" and out.balance == 0
     assert desk.seat(ann).decisions["1"][:2] == ["stand", "split"]
 
 
 def test_an_unfunded_insurance_is_declined() -> None:
     desk, [ann] = dealt(ACE_UP, 1_000)
     out = desk.decide(ann, 0, "insure")
-    assert out["balance"] == 0 and out["applied"] == "no-insurance"
+    assert out.balance == 0 and out.applied == "no-insurance"
     finish(desk)
     assert desk.seat(ann).result["staked"] == 1_000
