@@ -135,7 +135,7 @@ ClientCommand = Annotated[
 COMMANDS: TypeAdapter[ClientCommand] = TypeAdapter(ClientCommand)
 
 
-def ledger_command(msg: ClientCommand, session: str, table: str) -> tc.TableCommand:
+def ledger_command(msg: ClientCommand, session: str, table: str) -> tc.TableCommand[Any]:
     """The ledger command the REST route of the same name runs (api/tables.py)."""
     match msg:
         case Join():
@@ -337,7 +337,7 @@ class Player:
             return refusal(msg.id, e)
         return Answer(ref=msg.id, result=result)
 
-    def _run(self, request_id: str, cmd: tc.TableCommand) -> SeatChanged:
+    def _run(self, request_id: str, cmd: tc.TableCommand[Any]) -> SeatChanged:
         return rest.seat_changed(cmd.table, self.app.command(request_id, cmd, self.check))
 
 
