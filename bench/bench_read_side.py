@@ -21,13 +21,18 @@ smallest's. The baseline measured in the same run is the old read path (each que
 folding the log from its first row: :class:`ledger.statement.StatementBook` over
 ``feed_opened``) for the first page and the balances, at every size (few repetitions).
 
-Part 2, lag (``--load-seconds``): 50 threads play Red Dog as fast as they can (the
-group-commit benchmark's load) on a fresh store of each kind with the views' runner on;
-the lag of a commit is the time from its commit until every view reflects it (p50,
-p99), and the runner's CPU time per command is set against the command path's.
+Part 2, lag and CPU (``--load-seconds``, ``--repeats`` rounds): 50 threads play Red Dog as
+fast as they can (the group-commit benchmark's load), each round once with the views
+(folded at commit, the runner on, as ``croupier serve`` runs them) and once without
+(neither), the order alternating, each on a fresh store of each kind. The lag of a commit
+is the time from its commit until every view reflects it (p50, p99; watched every 5 ms);
+the views' CPU is the time spent folding (in the commands' threads, at commit, and in the
+runner's thread), set against the rest of the process's; and the process's CPU per
+command with the views is set against that without them, round by round.
 
     python bench/bench_read_side.py [--sizes 10000,100000] [--stores sqlite,postgres]
         [--reps 200] [--repeats 3] [--load-seconds 10] [--cache /tmp/croupier-read-side]
+        [--skip-queries] [--skip-lag]
 """
 
 from __future__ import annotations
@@ -284,36 +289,53 @@ def size_figures(settings: Settings, reps: int, repeats: int) -> dict[str, Any]:
 # -- lag under load ---------------------------------------------------------------------------
 
 
-def lag_under_load(settings: Settings, seconds: float) -> dict[str, Any]:
+def lag_under_load(settings: Settings, seconds: float, views: bool) -> dict[str, Any]:
+    """50 threads of Red Dog for ``seconds`` on a fresh store; ``views``: the views
+    folded at commit and the runner on (as ``croupier serve`` runs them), else neither
+    (the views left behind: the commands' cost alone)."""
     app = bootstrap(settings)
+    fold = app.readside.commits
+    assert fold is not None
     runner = Runner(app.readside, settings.readside_poll_seconds)
     commits: deque[tuple[int, float]] = deque()
     lags: list[float] = []
     lock = threading.Lock()
-    runner_cpu = [0.0]
-    real_catch_up = app.readside.catch_up
+    views_cpu = [0.0]  # the fold at commit, in the commands' threads, and the runner's
+    real_catch_up, real_inserted = app.readside.catch_up, fold.inserted
 
     def timed_catch_up() -> int:
         t = time.thread_time()
         try:
             return real_catch_up()
         finally:
-            runner_cpu[0] += time.thread_time() - t
+            views_cpu[0] += time.thread_time() - t
+
+    def timed_inserted(c: Any, stored: Any, ids: Any) -> None:
+        t = time.thread_time()
+        try:
+            real_inserted(c, stored, ids)
+        finally:
+            with lock:
+                views_cpu[0] += time.thread_time() - t
 
     app.readside.catch_up = timed_catch_up  # type: ignore[method-assign]
+    fold.inserted = timed_inserted  # type: ignore[method-assign]
 
     def committed(position: int) -> None:
         with lock:
             commits.append((position, time.perf_counter()))
 
-    app.commit_observers.append(committed)
     sessions = []
     for p in range(50):
         app.open_account(f"l{p}-open", f"l{p}", "EUR")
         app.deposit(f"l{p}-dep", f"l{p}", 10**12)
         sessions.append(str(app.open_session(f"l{p}-buy", f"l{p}", 10**11)["session_id"]))
     real_catch_up()
-    runner.start()
+    fold.enabled = views
+    views_cpu[0] = 0.0
+    if views:
+        app.commit_observers.append(committed)
+        runner.start()
     stop = threading.Event()
     done = [0]
 
@@ -332,10 +354,10 @@ def lag_under_load(settings: Settings, seconds: float) -> dict[str, Any]:
     watcher_cpu = [0.0]
 
     def watch() -> None:
-        views = list(app.readside.projections.values())
+        projections = list(app.readside.projections.values())
         t = time.thread_time()
         while not stop.is_set() or commits:
-            reached = min(p.position() for p in views)
+            reached = min(p.position() for p in projections)
             now = time.perf_counter()
             with lock:
                 while commits and commits[0][0] <= reached:
@@ -346,7 +368,8 @@ def lag_under_load(settings: Settings, seconds: float) -> dict[str, Any]:
         watcher_cpu[0] = time.thread_time() - t
 
     watcher = threading.Thread(target=watch)
-    watcher.start()
+    if views:
+        watcher.start()
     cpu0, t0 = time.process_time(), time.perf_counter()
     threads = [threading.Thread(target=play, args=(s,)) for s in sessions]
     for t in threads:
@@ -356,23 +379,94 @@ def lag_under_load(settings: Settings, seconds: float) -> dict[str, Any]:
     for t in threads:
         t.join()
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - t0
-    watcher.join(timeout=60)
-    runner.stop()
+    if views:
+        watcher.join(timeout=60)
+        runner.stop()
+    folded = fold.folded
     app.close()
     commands = done[0]
-    if not lags:
-        raise RuntimeError("no commit was seen reflected by the views")
-    command_cpu = cpu - runner_cpu[0] - watcher_cpu[0]
-    return {
+    out: dict[str, Any] = {
         "commands": commands,
         "commands_per_s": round(commands / wall, 1),
-        "lag_p50_ms": round(percentile(lags, 0.5), 1),
-        "lag_p99_ms": round(percentile(lags, 0.99), 1),
-        "lag_max_ms": round(max(lags), 1),
-        "views_cpu_ms_per_command": round(runner_cpu[0] * 1000 / commands, 3),
-        "command_cpu_ms_per_command": round(command_cpu * 1000 / commands, 3),
-        "views_cpu_share": round(runner_cpu[0] / command_cpu, 3),
+        # the process's CPU but the lag watcher's (the benchmark's own thread)
+        "cpu_ms_per_command": round((cpu - watcher_cpu[0]) * 1000 / commands, 3),
     }
+    if views:
+        if not lags:
+            raise RuntimeError("no commit was seen reflected by the views")
+        command_cpu = cpu - watcher_cpu[0] - views_cpu[0]
+        out.update(
+            lag_p50_ms=round(percentile(lags, 0.5), 1),
+            lag_p99_ms=round(percentile(lags, 0.99), 1),
+            lag_max_ms=round(max(lags), 1),
+            views_cpu_ms_per_command=round(views_cpu[0] * 1000 / commands, 3),
+            command_cpu_ms_per_command=round(command_cpu * 1000 / commands, 3),
+            views_cpu_share=round(views_cpu[0] / command_cpu, 3),
+            folded_commits=folded,
+        )
+    return out
+
+
+def fresh(kind: str, folder: Path) -> tuple[Settings, str | None]:
+    shutil.rmtree(folder, ignore_errors=True)
+    if kind == "sqlite":
+        return Settings(data_dir=folder), None
+    import psycopg
+
+    schema = "b_" + uuid.uuid4().hex[:10]
+    with psycopg.connect(PG, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    return Settings(data_dir=folder, database_url=f"{PG}?schema={schema}"), schema
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    return {
+        "median": round(statistics.median(values), 3),
+        "min": round(min(values), 3),
+        "max": round(max(values), 3),
+    }
+
+
+def lag_runs(kind: str, cache: Path, seconds: float, repeats: int) -> None:
+    """``repeats`` rounds, each with and without the views (the order alternating), each
+    on a fresh store; the views' CPU share measured two ways: the time spent folding
+    (in the commands' threads and the runner's) over the rest, and the difference of the
+    process's CPU per command with and without them."""
+    run = Run("bench_read_side", f"lag {kind} 50 threads {seconds:g}s x{repeats}")
+    rounds: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
+    for r in range(repeats):
+        for views in (True, False) if r % 2 == 0 else (False, True):
+            settings, schema = fresh(kind, cache / f"lag-{kind}")
+            try:
+                found = lag_under_load(settings, seconds, views)
+            finally:
+                if schema:
+                    drop_schema(schema)
+            print(kind, "views" if views else "no views", found, flush=True)
+            rounds[views].append(found)
+    with_views, without = rounds[True], rounds[False]
+    figures: dict[str, Any] = {"rounds": repeats}
+    for name in (
+        "commands_per_s",
+        "lag_p50_ms",
+        "lag_p99_ms",
+        "lag_max_ms",
+        "views_cpu_ms_per_command",
+        "command_cpu_ms_per_command",
+        "views_cpu_share",
+        "cpu_ms_per_command",
+    ):
+        figures[name] = spread([f[name] for f in with_views])
+    baseline = {
+        "commands_per_s": spread([f["commands_per_s"] for f in without]),
+        "cpu_ms_per_command": spread([f["cpu_ms_per_command"] for f in without]),
+    }
+    pairs = [
+        w["cpu_ms_per_command"] / n["cpu_ms_per_command"] - 1
+        for w, n in zip(with_views, without, strict=True)
+    ]
+    figures["cpu_per_command_with_vs_without"] = spread(pairs)
+    run.done(figures, baseline)
 
 
 def main() -> None:
@@ -384,6 +478,7 @@ def main() -> None:
     parser.add_argument("--load-seconds", type=float, default=10.0)
     parser.add_argument("--cache", default="/tmp/croupier-read-side")
     parser.add_argument("--skip-queries", action="store_true")
+    parser.add_argument("--skip-lag", action="store_true")
     args = parser.parse_args()
     cache = Path(args.cache)
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -423,25 +518,8 @@ def main() -> None:
             }
             run.done(figures, baseline)
     for kind in stores:
-        run = Run("bench_read_side", f"lag {kind} 50 threads {args.load_seconds:g}s")
-        folder = cache / f"lag-{kind}"
-        shutil.rmtree(folder, ignore_errors=True)
-        schema = None
-        if kind == "sqlite":
-            settings = Settings(data_dir=folder)
-        else:
-            import psycopg
-
-            schema = "b_" + uuid.uuid4().hex[:10]
-            with psycopg.connect(PG, autocommit=True) as conn:
-                conn.execute(f"CREATE SCHEMA {schema}")
-            settings = Settings(data_dir=folder, database_url=f"{PG}?schema={schema}")
-        try:
-            figures = lag_under_load(settings, args.load_seconds)
-        finally:
-            if schema:
-                drop_schema(schema)
-        run.done(figures, {"poll_s": settings.readside_poll_seconds})
+        if not args.skip_lag:
+            lag_runs(kind, cache, args.load_seconds, args.repeats)
 
 
 if __name__ == "__main__":

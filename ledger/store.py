@@ -12,7 +12,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from functools import wraps
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
 from eventsourcing.domain import DomainEventProtocol
@@ -287,9 +287,54 @@ def canonical_sqlite_id(originator_id: str) -> UUID:
     return UUID(originator_id)
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class InsertObserver(Protocol):
+    """Sees every insert of events inside its transaction (the read side folds a commit's
+    own events into its views there: :mod:`ledger.readside.commits`)."""
+
+    def before_insert(self, c: Any) -> None:
+        """Inside the transaction, after PostgreSQL's insert lock, before the insert."""
+
+    def inserted(self, c: Any, stored: Sequence[StoredEvent], ids: Sequence[int]) -> None:
+        """Inside the transaction, the events inserted with their notification ids."""
+
+    def ended(self, committed: bool) -> None:
+        """After the transaction, committed or not (called for every insert)."""
+
+
+def observed(method: F) -> F:
+    """A recorder's ``insert_events`` that tells its ``observer`` how the transaction
+    ended (an insert refused at a version conflict included)."""
+
+    @wraps(method)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        observer: InsertObserver | None = self.observer
+        if observer is None:
+            return method(self, *args, **kwargs)
+        try:
+            ids = method(self, *args, **kwargs)
+        except BaseException:
+            observer.ended(False)
+            raise
+        observer.ended(True)
+        return ids
+
+    return call  # type: ignore[return-value]
+
+
 class AppendOnlySQLiteRecorder(SQLiteApplicationRecorder):
+    observer: InsertObserver | None = None
+
     def __init__(self, datastore: SQLiteDatastore, events_table_name: str = "stored_events"):
         super().__init__(datastore, events_table_name)
+
+    @observed
+    def insert_events(
+        self, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> Sequence[int] | None:
+        return super().insert_events(stored_events, **kwargs)
 
     def convert_originator_id(self, originator_id: str) -> UUID | str:
         return canonical_sqlite_id(originator_id)
@@ -307,6 +352,9 @@ class AppendOnlySQLiteRecorder(SQLiteApplicationRecorder):
                     for s in snapshots
                 ],
             )
+        if self.observer is not None and ids:
+            self.observer.before_insert(c)  # the write lock is taken: nothing comes between
+            self.observer.inserted(c, stored_events, ids)
         return ids
 
     def any_newer(self, versions: Sequence[tuple[UUID, int]]) -> bool:
@@ -344,7 +392,6 @@ def postgres_snapshots(events_table_name: str) -> str:
     return events_table_name.removesuffix("_events") + "_snapshots"
 
 
-F = TypeVar("F", bound=Callable[..., Any])
 MAX_WAITING = 256
 """Callers queued for a pooled connection at most; the next is refused at once (503)."""
 
@@ -406,7 +453,8 @@ class AppendOnlyPostgresRecorder(PostgresApplicationRecorder):
     otherwise deadlock on CREATE OR REPLACE of the trigger function and triggers. Every
     read and write is retried at most once (:func:`once_more`)."""
 
-    insert_events = once_more(PostgresApplicationRecorder.insert_events)
+    observer: InsertObserver | None = None
+    insert_events = observed(once_more(PostgresApplicationRecorder.insert_events))
     select_events = once_more(PostgresApplicationRecorder.select_events)
     select_notifications = once_more(PostgresApplicationRecorder.select_notifications)
     max_notification_id = once_more(PostgresApplicationRecorder.max_notification_id)
@@ -421,6 +469,8 @@ class AppendOnlyPostgresRecorder(PostgresApplicationRecorder):
         # values (formatted in Python: ~20 us more an event, 11 % of a JB round's CPU).
         self._lock_table(curs)
         self._notify_channel(curs)
+        if self.observer is not None:
+            self.observer.before_insert(curs.connection.cursor())  # pipelined with the insert
         curs.execute(
             self._insert_columns_statement,
             (
@@ -440,6 +490,14 @@ class AppendOnlyPostgresRecorder(PostgresApplicationRecorder):
                     self.insert_snapshot_statement,
                     [(s.originator_id, s.originator_version, s.topic, s.state) for s in snapshots],
                 )
+
+    def _fetch_ids_after_insert_events(
+        self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> Sequence[int] | None:
+        ids = super()._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
+        if self.observer is not None and ids:
+            self.observer.inserted(curs.connection.cursor(), stored_events, ids)
+        return ids
 
     def create_table(self) -> None:
         # The library creates composite types in their own transactions before the tables;

@@ -516,7 +516,10 @@ def read_side_page(results: Path | None = None) -> str:
     ]
     newest: dict[str, dict[str, Any]] = {}
     for run in runs:
-        newest[run.get("run", "").split(" sizes=")[0]] = run
+        name = run.get("run", "")
+        newest[
+            " ".join(name.split()[:2]) if name.startswith("lag ") else name.split(" sizes=")[0]
+        ] = run
     queries = [r for k, r in newest.items() if k.startswith("queries ")]
     lags = [r for k, r in newest.items() if k.startswith("lag ")]
     if not queries and not lags:
@@ -554,17 +557,35 @@ def read_side_page(results: Path | None = None) -> str:
     if lags:
         out.append("\n## Lag and CPU under load\n\n")
         out.append(
-            "| store | command | commands/s | lag p50 / p99 / max (ms) | views' CPU per "
-            "command (ms) | commands' CPU per command (ms) | views' share |\n"
-            "|---|---|---|---|---|---|---|\n"
+            "50 threads of Red Dog as fast as they go on a fresh store, with the views (folded\n"
+            "at commit, the runner on) and without them (neither), alternating, each round on a\n"
+            "fresh store. Median over the rounds, lowest and highest in brackets. The views'\n"
+            "share is their CPU (the fold at commit in the commands' threads and the runner's\n"
+            "thread) over the rest of the process's; *with vs without* is the process's CPU per\n"
+            "command with the views over that without them, minus one, round by round. The\n"
+            "process's CPU only: PostgreSQL's own work on the rows is not in it.\n\n"
         )
+        out.append(
+            "| store | run | commands/s with / without views | lag p50 / p99 / max (ms) "
+            "| views' CPU per command (ms) | commands' CPU per command (ms) | views' share "
+            "| CPU per command, with vs without |\n|---|---|---|---|---|---|---|---|\n"
+        )
+
+        def cell(value: Any) -> str:
+            if isinstance(value, dict):
+                return f"{value['median']} ({value['min']}–{value['max']})"
+            return str(value)
+
         for run in lags:
-            f = run["figures"]
+            f, base = run["figures"], run.get("baseline") or {}
+            load = f"load {run['load']['before'][:1]} → {run['load']['after'][:1]}"
+            lag = " / ".join(cell(f[k]) for k in ("lag_p50_ms", "lag_p99_ms", "lag_max_ms"))
             out.append(
-                f"| {run['run'].split()[1]} | `{_cell(run['command'])}` | {f['commands_per_s']}"
-                f" | {f['lag_p50_ms']} / {f['lag_p99_ms']} / {f['lag_max_ms']}"
-                f" | {f['views_cpu_ms_per_command']} | {f['command_cpu_ms_per_command']}"
-                f" | {f['views_cpu_share']} |\n"
+                f"| {run['run'].split()[1]} | `{_cell(run['command'])}`, {run['date']}, {load}"
+                f" | {cell(f['commands_per_s'])} / {cell(base.get('commands_per_s', '?'))}"
+                f" | {lag} | {cell(f['views_cpu_ms_per_command'])}"
+                f" | {cell(f['command_cpu_ms_per_command'])} | {cell(f['views_cpu_share'])}"
+                f" | {cell(f.get('cpu_per_command_with_vs_without', '?'))} |\n"
             )
     return "".join(out)
 

@@ -10,11 +10,13 @@ reads see its own writes. Design and figures: docs/read-models.md.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ledger.errors import PositionNotReached
+from ledger.readside.commits import CommitFold, follow_commits
 from ledger.readside.projection import Projection, Projector, Source, step_together
-from ledger.readside.view import View
+from ledger.readside.view import Query, Row, View
 
 if TYPE_CHECKING:
     from ledger.ports import LogApp
@@ -42,6 +44,17 @@ class ReadSide:
         self.projections = {p.name: Projection(app, p, source=source) for p in projectors()}
         if create_tables:
             self.create_tables()
+        self.commits: CommitFold | None = None
+        """Folds each commit's events into the views in its transaction
+        (:mod:`ledger.readside.commits`); None: the views' tables are not there."""
+        first = next(iter(self.projections.values())).view
+        names = [p.view.tracking_name for p in self.projections.values()]
+        try:
+            found = first.positions(names)[1]
+        except Exception:  # no tables (a store made before the views)
+            found = {}
+        if set(found) == set(names):
+            self.commits = follow_commits(self)
 
     def create_tables(self) -> None:
         for p in self.projections.values():
@@ -68,6 +81,27 @@ class ReadSide:
                 position=head,
             )
         return p.catch_up(target)
+
+    def read(
+        self, name: str, at_least: int | None, queries: Sequence[Query]
+    ) -> tuple[int, list[list[Row]]]:
+        """The position the view ``name`` reflects and the rows of ``queries``, read with
+        it: at least ``at_least`` (the log's head when None). The view is read first
+        (one round trip on PostgreSQL); only if it is behind is it caught up
+        (:meth:`ready`) and read again."""
+        p = self.projections[name]
+        for _ in range(3):
+            head, position, rows = p.view.read(queries)
+            target = head if at_least is None else at_least
+            if position >= target:
+                return position, rows
+            if target > head:
+                raise PositionNotReached(
+                    f"the log has not reached position {at_least} (its head is {head})",
+                    position=head,
+                )
+            p.catch_up(target)
+        return position, rows  # a rebuild under way took the view back: what it holds
 
     def catch_up(self) -> int:
         """Every view brought to the log's head; the lowest position reached. Views at the

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -187,15 +187,19 @@ class Projection:
         end, notes = self.source.read(after, head, self.projector.topics)
         return end, self.wanted(notes)
 
-    def wanted(self, notes: Sequence[Any]) -> list[Event]:
-        """The notifications the projector wants, opened."""
+    def wanted(
+        self, notes: Sequence[Any], opened: Callable[[Any], dict[str, Any] | None] | None = None
+    ) -> list[Event]:
+        """The notifications the projector wants, opened (by ``opened``: the source's
+        :meth:`Source.open` by default, which verifies)."""
         topics = self.projector.topics
+        open_ = opened or self.source.open
         wanted = []
         for note in notes:
             if topics and note.topic not in topics:
                 continue
             if self.projector.wants(note.topic, note.state):
-                doc = self.source.open(note)
+                doc = open_(note)
                 if doc is not None:
                     wanted.append((note.id, str(note.originator_id), note.topic, doc))
         return wanted

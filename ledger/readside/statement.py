@@ -22,7 +22,7 @@ from ledger.readside.projection import Projector
 
 if TYPE_CHECKING:
     from ledger.ports import LogApp
-from ledger.readside.view import INT, TEXT, Table
+from ledger.readside.view import INT, TEXT, Query, Table
 from ledger.statement_lines import ACCOUNT_OPENED, KINDS, Line
 
 LEDGERS = Table(
@@ -177,58 +177,53 @@ class Statements:
         self.at_least = at_least
         self.position = 0
 
-    def _view(self) -> Any:
-        if not self.position:  # brought up to date once per Statements
-            self.position = self.app.readside.ready("statement", self.at_least)
-        return self.app.readside["statement"].view
+    def _read(self, *queries: Query) -> list[list[dict[str, Any]]]:
+        rows: list[list[dict[str, Any]]]
+        self.position, rows = self.app.readside.read("statement", self.at_least, queries)
+        return rows
 
     def lines(self, player: str, after: int = 0, limit: int | None = None) -> list[Line]:
         """The player's lines after cursor ``after`` (a ``seq``), oldest first."""
-        view = self._view()
-        tail = "ORDER BY seq" + ("" if limit is None else f" LIMIT {int(limit)}")
-        with view.transaction(commit=False) as c:
-            rows = view.select(c, LINES, "player = ? AND seq > ?", (player, after), tail)
+        (rows,) = self._read(_lines(player, after, limit))
         return [line_of(r) for r in rows]
 
     def balances(self, player: str) -> dict[str, int]:
         """Every ledger of the player (account and sessions) with its balance now."""
-        view = self._view()
-        with view.transaction(commit=False) as c:
-            rows = view.select(c, LEDGERS, "player = ?", (player,), "ORDER BY owned, ord")
-        return {r["ledger"]: r["balance"] for r in rows}
+        return self.ledgers(player)[1]
 
     def totals(self, player: str) -> dict[str, int] | None:
         """The player's money (``balance``: account plus sessions) and the accounts' part
         (``account_balance``), or None for a player the view does not know."""
-        view = self._view()
-        with view.transaction(commit=False) as c:
-            return _totals(view, c, player)
+        (found,) = self._read(Query(PLAYERS, "player = ?", (player,)))
+        return _totals(found)
 
     def page(
         self, player: str, after: int = 0, limit: int | None = None
     ) -> tuple[dict[str, int] | None, list[Line]]:
-        """:meth:`totals` and :meth:`lines` read together (one transaction)."""
-        view = self._view()
-        tail = "ORDER BY seq" + ("" if limit is None else f" LIMIT {int(limit)}")
-        with view.transaction(commit=False) as c:
-            totals = _totals(view, c, player)
-            rows = view.select(c, LINES, "player = ? AND seq > ?", (player, after), tail)
-        return totals, [line_of(r) for r in rows]
+        """:meth:`totals` and :meth:`lines` read together."""
+        found, rows = self._read(
+            Query(PLAYERS, "player = ?", (player,)), _lines(player, after, limit)
+        )
+        return _totals(found), [line_of(r) for r in rows]
 
     def ledgers(self, player: str) -> tuple[dict[str, int] | None, dict[str, int]]:
-        """:meth:`totals` and :meth:`balances` read together (one transaction)."""
-        view = self._view()
-        with view.transaction(commit=False) as c:
-            totals = _totals(view, c, player)
-            rows = view.select(c, LEDGERS, "player = ?", (player,), "ORDER BY owned, ord")
-        return totals, {r["ledger"]: r["balance"] for r in rows}
+        """:meth:`totals` and :meth:`balances` read together."""
+        found, rows = self._read(
+            Query(PLAYERS, "player = ?", (player,)),
+            Query(LEDGERS, "player = ?", (player,), "ORDER BY owned, ord"),
+        )
+        return _totals(found), {r["ledger"]: r["balance"] for r in rows}
 
 
-def _totals(view: Any, c: Any, player: str) -> dict[str, int] | None:
-    found = view.get(c, PLAYERS, (player,))
-    if found is None:
+def _lines(player: str, after: int, limit: int | None) -> Query:
+    tail = "ORDER BY seq" + ("" if limit is None else f" LIMIT {int(limit)}")
+    return Query(LINES, "player = ? AND seq > ?", (player, after), tail)
+
+
+def _totals(found: list[dict[str, Any]]) -> dict[str, int] | None:
+    if not found:
         return None
-    return {"balance": found["balance"], "account_balance": found["account_balance"]}
+    return {"balance": found[0]["balance"], "account_balance": found[0]["account_balance"]}
 
 
 def statements(app: LogApp, at_least: int | None = None) -> Statements:

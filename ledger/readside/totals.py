@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ledger import contracts
 from ledger.readside.projection import Projector
-from ledger.readside.view import INT, TEXT, Table
+from ledger.readside.view import INT, TEXT, Query, Table
 from ledger.tables import account_rows
 
 if TYPE_CHECKING:
@@ -244,9 +244,6 @@ def daily(
     """The day rows from day ``start`` to ``end`` inclusive (``YYYY-MM-DD``), by day, game,
     variant and currency, each with its GGR and observed RTP; and the log position they
     reflect."""
-    readside = app.readside
-    position = readside.ready("totals", at_least)
-    view = readside["totals"].view
     where, params = [], []
     if start is not None:
         where.append("day >= ?")
@@ -254,10 +251,9 @@ def daily(
     if end is not None:
         where.append("day <= ?")
         params.append(end)
-    with view.transaction(commit=False) as c:
-        found = view.select(
-            c, DAYS, " AND ".join(where), params, "ORDER BY day, game, variant, currency"
-        )
+    tail = "ORDER BY day, game, variant, currency"
+    query = Query(DAYS, " AND ".join(where), tuple(params), tail)
+    position, (found,) = app.readside.read("totals", at_least, (query,))
     out = []
     for row in found:
         row["ggr"] = row["stakes"] - row["wins"] - row["refunds"] + row["reversed"]

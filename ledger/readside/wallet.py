@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ledger import contracts
 from ledger.errors import InvalidRequest
 from ledger.readside.projection import Projector
-from ledger.readside.view import INT, TEXT, Table
+from ledger.readside.view import INT, TEXT, Query, Table
 from ledger.seamless.entries import TOPICS, Entry, State, _instant
 
 if TYPE_CHECKING:
@@ -185,9 +185,6 @@ def page(
     """The transactions after cursor ``after`` (a ``seq``), oldest first: the operator's
     only, if given; from ``start`` to ``end`` inclusive (ISO 8601; a bare day as ``end``:
     all of it); at most ``limit``. And the log position the page reflects."""
-    readside = app.readside
-    position = readside.ready("wallet", at_least)
-    view = readside["wallet"].view
     where: list[str] = []
     params: list[Any] = []
     low = high = None  # at_us bounds, inclusive
@@ -207,15 +204,18 @@ def page(
         where.append("at_us <= ?")
         params.append(high)
     tail = "ORDER BY ord" + ("" if limit is None else f" LIMIT {int(limit)}")
-    with view.transaction(commit=False) as c:
-        rows = view.select(
-            c, TRANSACTIONS, " AND ".join(["ord > ?", *where]), [after, *params], tail
-        )
-        # A transaction id named again (``readded``) keeps its place (``ord``) with the
-        # later ``seq`` (as the book does). The few such rows are read by their own index
-        # only and filtered here: given the operator or the times, a planner may read the
-        # whole (operator, ord) index up to the cursor instead.
-        again = view.select(c, TRANSACTIONS, "readded = 1 AND seq > ?", [after])
+    # A transaction id named again (``readded``) keeps its place (``ord``) with the later
+    # ``seq`` (as the book does). The few such rows are read by their own index only and
+    # filtered here: given the operator or the times, a planner may read the whole
+    # (operator, ord) index up to the cursor instead.
+    position, (rows, again) = app.readside.read(
+        "wallet",
+        at_least,
+        (
+            Query(TRANSACTIONS, " AND ".join(["ord > ?", *where]), (after, *params), tail),
+            Query(TRANSACTIONS, "readded = 1 AND seq > ?", (after,)),
+        ),
+    )
 
     def kept(r: dict[str, Any]) -> bool:
         return (

@@ -10,9 +10,16 @@ player, and the mode:
   the commands are written; every view batch lingers a little inside its transaction (so a
   SIGKILL from the parent at a random time likely lands in one); prints ``ready`` once
   it has written some commands, then keeps writing until killed or done;
-- ``crash-in-batch``: writes everything, then catches the views up in small batches and
-  SIGKILLs itself inside the ``crash_at``-th batch, after its rows are written and before
-  its tracking record and COMMIT.
+- ``crash-in-batch``: writes everything without folding it at commit, then catches the
+  views up in small batches and SIGKILLs itself inside the ``crash_at``-th batch, after
+  its rows are written and before its tracking record and COMMIT;
+- ``crash-in-commit``: writes commands, their events folded into the views in their own
+  transactions (:mod:`ledger.readside.commits`), and SIGKILLs itself inside the
+  ``crash_at``-th such fold, after the events and the view rows are written and before
+  the tracking record and COMMIT.
+
+``fold_at_commit: false`` turns the fold at commit off (a writer that leaves the views to
+the runners).
 """
 
 from __future__ import annotations
@@ -22,7 +29,9 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ledger.bootstrap import bootstrap
 from ledger.readside import projection, view
@@ -53,7 +62,9 @@ def main() -> None:
     settings = Settings(data_dir=Path(config["data_dir"]), database_url=config["database_url"])
     app = bootstrap(settings)
     mode = config["mode"]
-    real_track = view.View.track
+    assert app.readside.commits is not None
+    app.readside.commits.enabled = config.get("fold_at_commit", True)
+    real_track, real_track_all = view.View.track, view.View.track_all
     if mode == "serve":
         projection.BATCH = 20
 
@@ -61,7 +72,12 @@ def main() -> None:
             time.sleep(0.004)  # rows written, tracking not yet: a kill here is mid-batch
             real_track(self, c, position)
 
+        def slow_track_all(self: view.View, c: Any, names: Sequence[str], position: int) -> None:
+            time.sleep(0.004)  # events and rows written, not committed: mid-command
+            real_track_all(self, c, names, position)
+
         view.View.track = slow_track  # type: ignore[method-assign]
+        view.View.track_all = slow_track_all  # type: ignore[method-assign]
         runner = Runner(app.readside, poll=0.05)
         runner.start()
         play(app, config["prefix"], config["rounds"], ready=True)
@@ -69,9 +85,25 @@ def main() -> None:
         app.close()
         print("done", flush=True)
         return
+    calls = 0
+    if mode == "crash-in-commit":
+
+        def track_all_then_die(
+            self: view.View, c: Any, names: Sequence[str], position: int
+        ) -> None:
+            nonlocal calls
+            calls += 1
+            if calls == config["crash_at"]:
+                os.kill(os.getpid(), signal.SIGKILL)
+            real_track_all(self, c, names, position)
+
+        view.View.track_all = track_all_then_die  # type: ignore[method-assign]
+        play(app, config["prefix"], config["rounds"], ready=False)
+        print("not killed", flush=True)
+        return
+    app.readside.commits.enabled = False  # the views left behind, for the batches below
     play(app, config["prefix"], config["rounds"], ready=False)
     projection.BATCH = config.get("batch", 25)
-    calls = 0
 
     def track_then_die(self: view.View, c: object, position: int) -> None:
         nonlocal calls

@@ -72,7 +72,7 @@ def assert_views_equal_a_rebuild(app: Casino) -> None:
     assert every_row(app) == caught_up
     book = StatementBook()
     feed_opened(app, 0, book.feed_payload)
-    for player in {ln.split(":")[0] for ln in []} | set(book._lines):
+    for player in set(book._lines):
         assert statements(app).lines(player) == book.lines(player)  # nothing applied twice
 
 
@@ -99,7 +99,34 @@ def test_a_kill_inside_a_view_batch_leaves_the_views_equal_to_a_rebuild(
     app = open_app(data_dir, store.database_url)
     try:
         statement = app.readside["statement"]
-        assert statement.position() < app.recorder.max_notification_id()  # the batch is gone
+        assert statement.position() < (app.recorder.max_notification_id() or 0)  # batch gone
+        assert_views_equal_a_rebuild(app)
+    finally:
+        app.close()
+
+
+@pytest.mark.parametrize("crash_at", [3, 12])
+def test_a_kill_inside_a_commits_fold_loses_the_command_and_its_rows_together(
+    store: Store, tmp_path: Path, crash_at: int
+) -> None:
+    data_dir = tmp_path / "data"
+    worker = start_worker(
+        tmp_path,
+        data_dir,
+        store.database_url,
+        prefix="c",
+        rounds=6,
+        mode="crash-in-commit",
+        crash_at=crash_at,
+    )
+    out, _ = worker.communicate(timeout=300)
+    assert worker.returncode == -signal.SIGKILL, out
+    app = open_app(data_dir, store.database_url)
+    try:
+        head = app.recorder.max_notification_id()
+        # every command that was answered had its events folded in its transaction; the
+        # one killed left neither its events nor its rows
+        assert {p.position() for p in app.readside.projections.values()} == {head}
         assert_views_equal_a_rebuild(app)
     finally:
         app.close()
@@ -144,9 +171,16 @@ def test_two_workers_writing_while_the_views_follow_equal_a_rebuild(
         data_dir = tmp_path / "data"
         first = open_app(data_dir, store.database_url)  # the genesis and keys, shared
         first.close()
-        workers = [
+        workers = [  # the second leaves its events to the others (the first's commits,
+            # the runners): the fold at commit then reads another writer's events
             start_worker(
-                tmp_path, data_dir, store.database_url, prefix=f"w{n}-", rounds=25, mode="serve"
+                tmp_path,
+                data_dir,
+                store.database_url,
+                prefix=f"w{n}-",
+                rounds=25,
+                mode="serve",
+                fold_at_commit=n == 0,
             )
             for n in range(2)
         ]
