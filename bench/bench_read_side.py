@@ -246,6 +246,36 @@ def measure(queries: dict[str, Callable[[], object]], reps: int) -> dict[str, li
     return times
 
 
+def settle_and_explain(app: Casino, late: str, late_cursor: int) -> None:
+    """PostgreSQL: the views' tables vacuumed and analysed (what autovacuum does to a
+    running server's tables; measured before it, the queries ran beside the autovacuum
+    of the rows just built), then each query's plan printed (EXPLAIN ANALYZE)."""
+    import psycopg
+
+    readside = app.readside
+    tables = [name for p in readside.projections.values() for name in p.view.table_names.values()]
+    lines = readside["statement"].view.table_names
+    book = readside["wallet"].view.table_names["transactions"]
+    explained = {
+        "statement_page": f"SELECT * FROM {lines['lines']} WHERE player = 'p20' AND seq > 0 "
+        "ORDER BY seq LIMIT 51",
+        "late_page": f"SELECT * FROM {lines['lines']} WHERE player = '{late}' AND seq > 0 "
+        "ORDER BY seq LIMIT 51",
+        "balances": f"SELECT * FROM {lines['ledgers']} WHERE player = 'p20' ORDER BY owned, ord",
+        "recon_page": f"SELECT * FROM {book} WHERE ord > 0 AND operator = '{OP}' "
+        "ORDER BY ord LIMIT 51",
+        "recon_late": f"SELECT * FROM {book} WHERE ord > {late_cursor} AND operator = '{OP}' "
+        "ORDER BY ord LIMIT 51",
+        "readded": f"SELECT * FROM {book} WHERE readded = 1 AND seq > 0",
+    }
+    with psycopg.connect(PG, autocommit=True) as conn:
+        for table in tables:
+            conn.execute(f"VACUUM (ANALYZE) {table}")
+        for name, text in explained.items():
+            plan = conn.execute(f"EXPLAIN (ANALYZE, BUFFERS) {text}").fetchall()
+            print(name, *(row[0] for row in plan), sep="\n  ", flush=True)
+
+
 def size_figures(settings: Settings, reps: int, repeats: int) -> dict[str, Any]:
     app = bootstrap(settings)
     try:
@@ -257,6 +287,8 @@ def size_figures(settings: Settings, reps: int, repeats: int) -> dict[str, Any]:
         app.readside.catch_up()
         recon = page(app, limit=10**9)[0]
         late_cursor = recon[-60].seq if len(recon) > 60 else 0
+        if settings.database_url:
+            settle_and_explain(app, late, late_cursor)
         queries: dict[str, Callable[[], object]] = {
             "statement_page": lambda: statement_page(app, "p20"),
             "late_page": lambda: statement_page(app, late),

@@ -210,14 +210,13 @@ class Statements:
         """:meth:`totals` and :meth:`balances` read together."""
         found, rows = self._read(
             Query(PLAYERS, "player = ?", (player,)),
-            Query(LEDGERS, "player = ?", (player,), "ORDER BY owned, ord"),
+            Query(LEDGERS, "player = ?", (player,), "owned, ord"),
         )
         return _totals(found), {r["ledger"]: r["balance"] for r in rows}
 
 
 def _lines(player: str, after: int, limit: int | None) -> Query:
-    tail = "ORDER BY seq" + ("" if limit is None else f" LIMIT {int(limit)}")
-    return Query(LINES, "player = ? AND seq > ?", (player, after), tail)
+    return Query(LINES, "player = ? AND seq > ?", (player, after), "seq", limit)
 
 
 def _totals(found: list[dict[str, Any]]) -> dict[str, int] | None:

@@ -251,8 +251,7 @@ def daily(
     if end is not None:
         where.append("day <= ?")
         params.append(end)
-    tail = "ORDER BY day, game, variant, currency"
-    query = Query(DAYS, " AND ".join(where), tuple(params), tail)
+    query = Query(DAYS, " AND ".join(where), tuple(params), "day, game, variant, currency")
     position, (found,) = app.readside.read("totals", at_least, (query,))
     out = []
     for row in found:

@@ -203,7 +203,6 @@ def page(
             high = micros(last.isoformat())
         where.append("at_us <= ?")
         params.append(high)
-    tail = "ORDER BY ord" + ("" if limit is None else f" LIMIT {int(limit)}")
     # A transaction id named again (``readded``) keeps its place (``ord``) with the later
     # ``seq`` (as the book does). The few such rows are read by their own index only and
     # filtered here: given the operator or the times, a planner may read the whole
@@ -212,7 +211,7 @@ def page(
         "wallet",
         at_least,
         (
-            Query(TRANSACTIONS, " AND ".join(["ord > ?", *where]), (after, *params), tail),
+            Query(TRANSACTIONS, " AND ".join(["ord > ?", *where]), (after, *params), "ord", limit),
             Query(TRANSACTIONS, "readded = 1 AND seq > ?", (after,)),
         ),
     )
