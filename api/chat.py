@@ -23,7 +23,7 @@ from api.table_schemas import TABLE_PATTERN
 from ledger import contracts
 from ledger.casino import Casino
 from ledger.chat import BanChat, HideChat, MuteChat, PostChat, message_id
-from ledger.tables import queries
+from ledger.tables import views as queries
 
 router = APIRouter(prefix="/v1", tags=["chat"], responses=ERRORS)
 operator_router = APIRouter(

@@ -37,8 +37,8 @@ from games.video_poker.variants import VARIANTS
 from ledger import commands as c
 from ledger.casino import Casino
 from ledger.play import round_result
-from ledger.tables import queries
-from ledger.tables.advance import CODE_PREFIX
+from ledger.tables import views as queries
+from ledger.tables.players import CODE_PREFIX
 
 router = APIRouter(prefix="/v1", tags=["game"], responses=ERRORS)
 

@@ -42,9 +42,8 @@ from api.errors import ApiError
 from ledger import metrics
 from ledger.casino import Casino
 from ledger.settings import Settings
-from ledger.tables.base import parse_time
-from ledger.tables.table import Table, table_id_for
-from ledger.tables.table_round import TableRound
+from ledger.tables.aggregates import Table, TableRound, table_id_for
+from ledger.tables.context import parse_time
 
 log = logging.getLogger("croupier.metrics")
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"

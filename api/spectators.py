@@ -25,8 +25,8 @@ from api.schemas import Request as Body
 from api.schemas import Response
 from api.table_schemas import TABLE_PATTERN, RoundState
 from ledger.casino import Casino
-from ledger.tables import queries
-from ledger.tables.statistics import decision_statistics
+from ledger.tables import views as queries
+from ledger.tables.views import decision_statistics
 
 router = APIRouter(prefix="/v1", tags=["tables"], responses=ERRORS)
 App = Annotated[Casino, Depends(casino)]

@@ -5,30 +5,31 @@ offer table. The figures are the shipped certified ones (no maths at request tim
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from games.blackjack import PAYTABLES
 from games.blackjack.cashout import cashout_table
 from games.blackjack.certified import certified_rows
 from games.percent import as_percent
+from ledger.tables.aggregates import Table, TableRound
+from ledger.tables.config import TableConfig
 
 MAIN_PAYS = {"blackjack": "3:2", "win": "1:1", "push": "stake back", "six-card-charlie": "1:1"}
 INSURANCE_PAYS = "2:1"
 
 
-def _rtp_rows(config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    main = f"main, ten-up {config['ten_up']}"
-    sides = set(config["paytables"].values())
+def _rtp_rows(config: TableConfig) -> list[dict[str, Any]]:
+    main = f"main, ten-up {config.ten_up.value}"
+    sides = set(config.paytables.values())
     out = []
     for r in certified_rows():
         if r.paytable_id == main and r.play in ("optimal", "basic strategy"):
             bet = "main"
         elif r.paytable_id in sides:
-            bet = next(k for k, v in config["paytables"].items() if v == r.paytable_id)
+            bet = next(k for k, v in config.paytables.items() if v == r.paytable_id)
         elif r.paytable_id.startswith("insurance"):
             bet = "insurance"
-        elif r.paytable_id == config["cashout_table_id"] and r.play.startswith("always"):
+        elif r.paytable_id == config.cashout_table_id and r.play.startswith("always"):
             bet = "always-cash-out"
         else:
             continue
@@ -54,29 +55,34 @@ def offers(table_id: str) -> dict[str, dict[str, dict[str, int]]]:
     return out
 
 
-def table_row(t: Any, current: Any) -> dict[str, Any]:
-    config = t.config
+def table_row(t: Table, current: TableRound | None) -> dict[str, Any]:
+    config = t.settings
     return {
         "table": t.table,
         "currency": t.currency,
-        "limits": {k: list(v) for k, v in config["limits"].items()},
-        "chip": config["chip"],
-        "windows_ms": {k: config[f"{k}_ms"] for k in ("betting", "insurance", "step", "grace")},
-        "decks": config["decks"],
-        "penetration_permille": list(config["penetration_permille"]),
-        "ten_up": config["ten_up"],
+        "limits": {k: list(v) for k, v in config.limits.items()},
+        "chip": config.chip,
+        "windows_ms": {
+            "betting": config.betting_ms,
+            "insurance": config.insurance_ms,
+            "step": config.step_ms,
+            "grace": config.grace_ms,
+        },
+        "decks": config.decks,
+        "penetration_permille": list(config.penetration_permille),
+        "ten_up": config.ten_up.value,
         "paytables": {
             "main": MAIN_PAYS,
             "insurance": INSURANCE_PAYS,
             **{
                 bet: {"id": pid, "pays": {k: f"{v}:1" for k, v in PAYTABLES[pid].pays.items()}}
-                for bet, pid in config["paytables"].items()
+                for bet, pid in config.paytables.items()
             },
         },
         "rtp": _rtp_rows(config),
         "cashout_table": {
-            "id": config["cashout_table_id"],
-            "offers": offers(config["cashout_table_id"]),
+            "id": config.cashout_table_id,
+            "offers": offers(config.cashout_table_id),
         },
         "round": None if current is None else current.code,
         "phase": None if current is None else current.phase,

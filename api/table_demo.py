@@ -15,10 +15,10 @@ from typing import Any
 from ledger.casino import Casino
 from ledger.errors import AccountNotFound
 from ledger.tables import commands as tc
-from ledger.tables import queries
+from ledger.tables import views as queries
 from ledger.tables.errors import BettingClosed, StepClosed, TableExists, TableNotFound
-from ledger.tables.history import seat_history
 from ledger.tables.runner import TableRunner
+from ledger.tables.views import seat_history
 
 DEMO_TABLE = "ibj-demo"
 DEMO_CONFIG: dict[str, Any] = {

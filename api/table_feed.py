@@ -37,9 +37,7 @@ from api.table_messages import (
     options_message,
 )
 from ledger.casino import Casino
-from ledger.tables.seat import seat_id_for
-from ledger.tables.table import Table, table_id_for
-from ledger.tables.table_round import TableRound
+from ledger.tables.aggregates import Table, TableRound, seat_id_for, table_id_for
 
 
 @dataclass(frozen=True, slots=True)

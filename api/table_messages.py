@@ -26,12 +26,19 @@ from games.blackjack import Seat, options
 from ledger import contracts
 from ledger.casino import Casino
 from ledger.chat import message_id
-from ledger.tables.codes import TableRoundCode, round_code_id_for
-from ledger.tables.replay import RoundStates, seat_of
-from ledger.tables.seat import TableSeat, seat_id_for
-from ledger.tables.shoe import shoe_id_for
-from ledger.tables.table import Table, rules_of, table_id_for
-from ledger.tables.table_round import TableRound, table_round_id_for
+from ledger.tables.aggregates import (
+    Table,
+    TableRound,
+    TableRoundCode,
+    TableSeat,
+    round_code_id_for,
+    seat_id_for,
+    shoe_id_for,
+    table_id_for,
+    table_round_id_for,
+)
+from ledger.tables.config import rules_of
+from ledger.tables.context import RoundStates, seat_of
 
 ROUND_TYPES = {
     contracts.TABLE_ROUND_OPENED: "round-opened",

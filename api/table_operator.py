@@ -27,7 +27,7 @@ from api.table_schemas import (
 )
 from ledger.casino import Casino
 from ledger.tables import commands as tc
-from ledger.tables import queries
+from ledger.tables import views
 
 operator_router = APIRouter(
     prefix="/v1", tags=["operator"], dependencies=[Depends(auth.operator)], responses=ERRORS
@@ -86,7 +86,7 @@ def resume_table(table: TablePath, key: IdempotencyKey, app: App) -> TablePaused
 def find_table_round(game_code: CodePath, app: App) -> TableRoundDetail:
     """A table round by its game code: every phase with its time, the cards shown, every
     seat's bets, decisions and payouts (the shoe's seed once the shoe is done)."""
-    return TableRoundDetail.model_validate(queries.round_detail(app, game_code.upper()))
+    return TableRoundDetail.model_validate(views.round_detail(app, game_code.upper()))
 
 
 @operator_router.post("/table-rounds/{game_code}/void", response_model=TableVoided)
@@ -95,7 +95,7 @@ def void_table_round(
 ) -> TableVoided:
     """seed 002: a malfunction voids the round: every stake refunded, every payment of
     it reversed, open or settled. Voiding a voided round returns its void."""
-    rnd = queries.find_round(app, game_code.upper())
+    rnd = views.find_round(app, game_code.upper())
     cmd = tc.VoidTableRound(rnd.table, rnd.code, body.reason, body.incident_id)
     voided = app.command(key, cmd)
     return TableVoided(
@@ -110,7 +110,7 @@ def void_table_round(
 def table_shoes(table: TablePath, app: App) -> ShoeList:
     """Every shoe of the table: its commitment SHA-256(seed), fixed before its first
     card, and the seed once the shoe is done (never earlier)."""
-    return ShoeList.model_validate({"table": table, "shoes": queries.shoes(app, table)})
+    return ShoeList.model_validate({"table": table, "shoes": views.shoes(app, table)})
 
 
 @auditor_router.get("/table-rounds/{game_code}/inclusion", response_model=InclusionProof)
@@ -122,6 +122,6 @@ def table_round_inclusion(
     ] = None,
 ) -> InclusionProof:
     """Inclusion proofs of every event of a table round and of its seats."""
-    rnd = queries.find_round(app, game_code.upper())
-    ids = queries.round_originators(app, rnd)
+    rnd = views.find_round(app, game_code.upper())
+    ids = views.round_originators(app, rnd)
     return auditor.inclusion(app, rnd.code, rnd.id, ids, checkpoint)

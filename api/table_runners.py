@@ -19,9 +19,9 @@ from uuid import UUID
 
 from ledger import contracts
 from ledger.casino import Casino
+from ledger.tables.aggregates import Table
 from ledger.tables.commands import CreateTable
 from ledger.tables.runner import TableRunner
-from ledger.tables.table import Table
 
 log = logging.getLogger("croupier.tables")
 

@@ -2,7 +2,7 @@
 
 Requests forbid unknown fields; money is an ``int`` of minor units. A command's response
 is built from its typed result's attributes (:mod:`ledger.tables.commands`); the views
-from the ledger's read views (:mod:`ledger.tables.queries`).
+from the ledger's read views (:mod:`ledger.tables.views`).
 """
 
 from __future__ import annotations

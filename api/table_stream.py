@@ -49,7 +49,7 @@ from ledger.casino import Casino
 from ledger.player_settings import settings_id_for, settings_of
 from ledger.presence import HoldTable, ReleaseTable
 from ledger.settings import Settings
-from ledger.tables.table import Table, table_id_for
+from ledger.tables.aggregates import Table, table_id_for
 
 log = logging.getLogger("croupier.stream")
 router = APIRouter(prefix="/v1", tags=["tables"], responses=ERRORS)

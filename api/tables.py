@@ -6,7 +6,7 @@ token's own, so no request reaches another session's seat. Each POST is one comm
 :mod:`ledger.tables.commands` (join = ``Connect``, leave = ``Disconnect``, bets,
 undo, repeat, 2x, all side bets, insurance and step decisions = ``TableDecide``) with the
 ``Idempotency-Key`` as its request id. ``GET`` of the table returns what the game client
-shows now (:func:`ledger.tables.queries.session_view`): only cards the round has shown.
+shows now (:func:`ledger.tables.views.session_view`): only cards the round has shown.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from api.table_schemas import (
 from ledger.casino import Casino
 from ledger.player_settings import ChangeSettings, settings_of
 from ledger.tables import commands as tc
-from ledger.tables import queries
+from ledger.tables import views
 
 router = APIRouter(prefix="/v1", tags=["tables"], responses=ERRORS)
 
@@ -76,14 +76,14 @@ def seat_changed(table: str, result: tc.SeatChanged) -> SeatChanged:
 def list_tables(app: App) -> TableList:
     """Every live table: limits per bet type, windows, paytables, certified RTP of the
     main game, every side bet, insurance and always cashing out, the cash-out offers."""
-    rows = [table_row(t, queries.current_round(app, t)) for t in queries.tables(app)]
+    rows = [table_row(t, views.current_round(app, t)) for t in views.tables(app)]
     return TableList.model_validate({"tables": rows})
 
 
 @router.get("/tables/{table}", response_model=TableRow, dependencies=[Depends(auth.any_caller)])
 def get_table(table: TablePath, app: App) -> TableRow:
-    t = queries.table(app, table)
-    return TableRow.model_validate(table_row(t, queries.current_round(app, t)))
+    t = views.table(app, table)
+    return TableRow.model_validate(table_row(t, views.current_round(app, t)))
 
 
 # -- the session's seat ----------------------------------------------------------------------
@@ -96,7 +96,7 @@ def table_state(table: TablePath, caller: Reader, app: App) -> TableState:
     amount), seed 002's decision statistics of its situation, the player's settings."""
     session = app.get_session(_sid(caller))
     settings = settings_of(app, session.player_id)
-    view = queries.session_view(
+    view = views.session_view(
         app, table, _sid(caller), show_cash_out=bool(settings["show_cash_out"])
     )
     now = datetime.now(UTC).isoformat(timespec="milliseconds")

@@ -46,7 +46,7 @@ from ledger.envelope import TRUST_ID
 from ledger.errors import LedgerError, RoundNotFound, TamperDetected
 from ledger.money import currencies
 from ledger.rounds import round_id_for
-from ledger.tables import queries as table_queries
+from ledger.tables import views as table_queries
 
 STATIC = Path(__file__).with_name("static")
 _LINK_LABEL = b"croupier/round-link/v1\x00"

@@ -441,8 +441,7 @@ class Reexec:
         with its movements on those seats' sessions and accounts up to ``upto``; None if
         the store has no ended table round ``code``."""
         from audit_cli.reexec_table import Tables
-        from ledger.tables.codes import round_code_id_for
-        from ledger.tables.seat import seat_id_for
+        from ledger.tables.aggregates import round_code_id_for, seat_id_for
 
         assert self.lookup is not None
         rid = None

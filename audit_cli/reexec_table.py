@@ -128,7 +128,7 @@ class Tables:
     def _replay(self, rid: str) -> None:
         from audit_cli.table_round import apply_event, new_state, seat_plan, shown
         from games.blackjack import play_round
-        from ledger.tables.table import rules_of
+        from ledger.tables.config import rules_of
 
         rnd = self.rounds.pop(rid)
         head = rnd["head"]
@@ -242,7 +242,7 @@ class Tables:
 
     def _check_cards(self, seed: bytes, entry: tuple[str, int, list[str], Any], row: int) -> None:
         from games.blackjack import shoe_from_seed
-        from ledger.tables.table import rules_of
+        from ledger.tables.config import rules_of
 
         code, start, cards, config = entry
         shoe = shoe_from_seed(rules_of(config), seed)

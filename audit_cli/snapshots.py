@@ -28,7 +28,7 @@ from eventsourcing.persistence import (
 )
 
 import ledger.accounts  # importing them registers the snapshotted aggregates' topics
-import ledger.tables.table  # noqa: F401
+import ledger.tables.aggregates  # noqa: F401
 from audit_cli.checker import Checker, Finding
 from audit_cli.rows import NON_CANONICAL, Row
 from ledger import envelope

@@ -26,7 +26,7 @@ from audit_cli.verify import trust_candidates, verify
 from games.blackjack import RoundRecord, SeatPlan, play_round, shoe_from_seed
 from games.cards import Card
 from ledger import contracts, envelope
-from ledger.tables.table import rules_of
+from ledger.tables.config import rules_of
 
 PREFIX = "IBJ-"
 

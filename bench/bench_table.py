@@ -41,11 +41,10 @@ from ledger.casino import Casino
 from ledger.keys import Keyring
 from ledger.settings import Settings
 from ledger.tables import commands as tc
-from ledger.tables.replay import RoundStates, seat_of
+from ledger.tables.aggregates import TableRound, TableSeat, seat_id_for, table_round_id_for
+from ledger.tables.config import rules_of
+from ledger.tables.context import RoundStates, seat_of
 from ledger.tables.runner import TableRunner
-from ledger.tables.seat import TableSeat, seat_id_for
-from ledger.tables.table import rules_of
-from ledger.tables.table_round import TableRound, table_round_id_for
 
 PG = os.environ.get("CROUPIER_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 TABLE = "B1"

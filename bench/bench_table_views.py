@@ -37,11 +37,11 @@ from bench_table import CONFIG, TABLE, Clock, choice, current, players, sqlite_a
 from api.table_messages import TableFold, options_message
 from ledger.keys import Keyring
 from ledger.tables import commands as tc
-from ledger.tables.replay import RoundStates
+from ledger.tables.aggregates import TableSeat, seat_id_for
+from ledger.tables.config import rules_of
+from ledger.tables.context import RoundStates
 from ledger.tables.runner import TableRunner
-from ledger.tables.seat import TableSeat, seat_id_for
-from ledger.tables.statistics import LiveStatistics, replayed_statistics
-from ledger.tables.table import rules_of
+from ledger.tables.views import LiveStatistics, replayed_statistics
 
 
 def cpu(fn: Any) -> float:

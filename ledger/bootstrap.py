@@ -36,9 +36,18 @@ from ledger.rounds import new_seed
 from ledger.sessions import Sessions
 from ledger.settings import Settings
 from ledger.snapshots import SnapshotStore, Snapshotter
-from ledger.tables.base import ShoeMaker
-from ledger.tables.compose import Tables, guard_close, last_position, routes, seat_index
-from ledger.tables.table import Table
+from ledger.tables.aggregates import Table
+from ledger.tables.context import (
+    ShoeMaker,
+    TableCache,
+    TablePorts,
+    last_position,
+    seat_index,
+)
+from ledger.tables.operator import Operator
+from ledger.tables.players import Players, guard_close
+from ledger.tables.runner import RunnerSteps
+from ledger.tables.views import LiveStatistics
 from ledger.video_poker import VideoPokerMachine
 from wallet.client import WalletClient
 from wallet.delivery import RetryPolicy
@@ -83,7 +92,9 @@ def bootstrap(
     table, machine = RedDogTable(rounds, red_dog), VideoPokerMachine(rounds, video_poker)
     # The live blackjack tables (every command has its HTTP route, api/tables.py and
     # api/table_operator.py; tests/integration/test_retry_after_settlement.py checks it).
-    tables = Tables(
+    # Its player's, runner's and operator's handlers share one cache of shoes and round
+    # states; the decision statistics one round's players read are kept by the application.
+    ports = TablePorts(
         app.keyring,
         clock,
         seed_source,
@@ -92,11 +103,18 @@ def bootstrap(
         **({} if shoe_maker is None else {"shoe_maker": shoe_maker}),
         chip_moves_per_round=app.settings.chip_moves_per_round,
     )
-    presence = Presence(tables.connect, tables.disconnect)
+    cache = TableCache()
+    players, runner, operator = (
+        Players(ports, cache),
+        RunnerSteps(ports, cache),
+        Operator(ports, cache),
+    )
+    app.table_statistics = LiveStatistics(app)
+    presence = Presence(players.connect, players.disconnect)
     settings = app.settings
     chat = Chat(
         clock,
-        tables.table,
+        operator.table,
         settings.chat_max_chars,
         settings.chat_messages,
         settings.chat_window_seconds,
@@ -127,7 +145,9 @@ def bootstrap(
         MuteChat.handled_by(chat.mute),
         BanChat.handled_by(chat.ban),
         HideChat.handled_by(chat.hide),
-        *routes(tables),
+        *players.routes(),
+        *runner.routes(),
+        *operator.routes(),
         # a seat's connections across processes (seed 002 "Disconnessione", issue 28)
         HoldTable.handled_by(presence.hold),
         ReleaseTable.handled_by(presence.release),

@@ -96,6 +96,7 @@ class Casino(Application[UUID]):
         self.stake_gate: StakeGatePort | None = None  # composed with seamless wallets
         self.on_close: list[Callable[[], None]] = []  # background workers to stop first
         self.seamless: Any = None  # a ledger.seamless.compose.Seamless, when composed
+        self.table_statistics: Any = None  # ledger.tables.views.LiveStatistics (bootstrap)
         self._closed = False
         # Group commit (ledger.group_commit): the commands waiting, and whether a batch runs.
         self._queue_lock = threading.Lock()

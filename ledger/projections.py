@@ -30,8 +30,7 @@ from ledger.contracts import RoundStatus
 from ledger.errors import RoundNotFound
 from ledger.rounds import Round, round_id_for
 from ledger.tables import account_rows
-from ledger.tables.codes import TableRoundCode, round_code_id_for
-from ledger.tables.seat import seat_id_for
+from ledger.tables.aggregates import TableRoundCode, round_code_id_for, seat_id_for
 
 if TYPE_CHECKING:
     from ledger.ports import LogApp

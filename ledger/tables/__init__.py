@@ -1,11 +1,20 @@
 """Infinite Blackjack live tables on the ledger (DESIGN §6, issue 13).
 
-Aggregates: :class:`~ledger.tables.table.Table` (configuration),
-:class:`~ledger.tables.shoe.TableShoe` (committed, sealed, revealed seed),
-:class:`~ledger.tables.table_round.TableRound` (shared state, written by the runner) and
-:class:`~ledger.tables.seat.TableSeat` (one per player per round, saved with the player's
-session). :mod:`ledger.tables.compose` holds every handler for
-:func:`ledger.bootstrap.bootstrap`; :class:`~ledger.tables.runner.TableRunner` advances a
-table. (This file imports nothing, so the package's modules can import each other's
-siblings without a cycle through it.)
+- :mod:`~ledger.tables.aggregates`: the table, its shoes, its rounds (shared state,
+  written by the runner) and their seats (one per player per round, saved with the
+  player's session);
+- :mod:`~ledger.tables.config`: a table's configuration, :class:`TableConfig`;
+- :mod:`~ledger.tables.commands`: every command and the frozen result it answers;
+- :mod:`~ledger.tables.errors`: their typed errors;
+- :mod:`~ledger.tables.context`: what the handlers share (loading, the shoe and round
+  caches, a seat's replay through the engine);
+- :mod:`~ledger.tables.players`, :mod:`~ledger.tables.runner`,
+  :mod:`~ledger.tables.operator`: the handlers (``routes()`` each, composed by
+  :func:`ledger.bootstrap.bootstrap`), and the runner's loop;
+- :mod:`~ledger.tables.views`: the read views (the session's table, a round, histories,
+  decision statistics); :mod:`~ledger.tables.account_rows`: the account-history fold
+  shared with the auditor.
+
+(This file imports nothing, so the package's modules import each other without a cycle
+through it.)
 """

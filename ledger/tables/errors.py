@@ -71,3 +71,16 @@ class ChipLimitReached(LedgerError):
     def __init__(self, message: str, retry_after: int, **ids: object) -> None:
         super().__init__(message, **ids)
         self.retry_after = retry_after
+
+
+class NotDue(LedgerError):
+    """The runner's step is not due yet (a window still open, a seat still deciding)."""
+
+    code = "not-due"
+
+
+class Stale(LedgerError):
+    """The runner's step was for a state the table has already left (another runner, or an
+    earlier attempt, did it)."""
+
+    code = "stale"

@@ -11,35 +11,53 @@ card ends the shoe (its seed is revealed and the next round takes a new shoe).
 
 from __future__ import annotations
 
+from typing import Any
 from uuid import UUID
 
 from games.blackjack import Phase
 from ledger.accounts import GameSession
+from ledger.commands import Route
 from ledger.errors import InvalidRequest
 from ledger.tables import commands as tc
-from ledger.tables.base import TableBase, iso, parse_time
+from ledger.tables.aggregates import (
+    SeatStatus,
+    Table,
+    TableRound,
+    TableSeat,
+    TableShoe,
+    table_id_for,
+)
+from ledger.tables.config import TableConfig
+from ledger.tables.context import TableHandlers, iso, parse_time
 from ledger.tables.errors import TableExists, TableNotFound
-from ledger.tables.seat import CANCELLED, VOIDED, TableSeat
-from ledger.tables.shoe import TableShoe
-from ledger.tables.table import Table, check_config, table_id_for
-from ledger.tables.table_round import TableRound
-from ledger.tables.wallet import give_back
+from ledger.tables.players import give_back
 from ledger.unit_of_work import UnitOfWork
 
 
-class Operator(TableBase):
+class Operator(TableHandlers):
+    """The operator's commands on a table."""
+
+    def routes(self) -> list[Route[Any, Any]]:
+        return [
+            tc.CreateTable.handled_by(self.create),
+            tc.ConfigureTable.handled_by(self.configure),
+            tc.PauseTable.handled_by(self.pause),
+            tc.ResumeTable.handled_by(self.resume),
+            tc.VoidTableRound.handled_by(self.void),
+        ]
+
     def create(self, uow: UnitOfWork, cmd: tc.CreateTable) -> tc.TableCreated:
         if uow.get(Table, table_id_for(cmd.table)) is not None:
             raise TableExists(f"table {cmd.table} exists", table=cmd.table)
         currency = Table.check_currency(cmd.currency)
-        config = check_config(dict(cmd.config))
+        config = TableConfig.check(cmd.config).wire()
         table = Table(table=cmd.table, currency=currency, config=config)
         uow.add(table)
         return tc.TableCreated(table=cmd.table, currency=currency, config=config)
 
     def configure(self, uow: UnitOfWork, cmd: tc.ConfigureTable) -> tc.TableConfigured:
         table = self.table(uow, cmd.table)
-        config = check_config(dict(cmd.config))
+        config = TableConfig.check(cmd.config).wire()
         table.configured(config=config)
         return tc.TableConfigured(
             table=cmd.table, config=config, applies_from_round=table.rounds + 1
@@ -79,7 +97,7 @@ class Operator(TableBase):
         was_open = not rnd.closed
         refunded = reversed_win = 0
         for seat in self.seats_of(uow, rnd):
-            if seat.status in (CANCELLED, VOIDED):
+            if seat.status in (SeatStatus.CANCELLED, SeatStatus.VOIDED):
                 continue
             r, w = self._void_seat(uow, rnd, seat, cmd, was_open)
             refunded += r

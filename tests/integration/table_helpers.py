@@ -58,7 +58,7 @@ def a_seed_that_stops_at_a_step(config: dict[str, Any]) -> bytes:
     the round waits at its first step with the hole card still in the shoe. (A random
     shoe sometimes deals a blackjack, and a test that expects a round in progress then
     finds it settled, or the next round already open.)"""
-    from ledger.tables.table import check_config, rules_of
+    from ledger.tables.config import check_config, rules_of
 
     rules = rules_of(check_config(config))
     for n in range(1_000):
@@ -123,7 +123,7 @@ def plans_of(app: Casino, rnd: Any) -> list[SeatPlan]:
     the pure engine's replay takes them; a decision the runner overrode is left out."""
     from uuid import UUID
 
-    from ledger.tables.seat import TableSeat
+    from ledger.tables.aggregates import TableSeat
 
     plans = []
     for sid in rnd.seats:

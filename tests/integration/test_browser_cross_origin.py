@@ -26,7 +26,7 @@ import uvicorn
 
 from api.app import create_app
 from api.viewer import signed_link
-from ledger.tables import queries
+from ledger.tables import views as queries
 from tests.conftest import Store
 from tests.integration.table_helpers import CONFIG, Live
 from tests.integration.test_round_viewer import (

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from api.chat import ChatEntry
-from ledger.tables import queries
+from ledger.tables import views as queries
 from tests.integration.test_http_table_stream import OPERATOR, Served, Stream, served, stream
 
 __all__ = ["served"]  # the fixture, imported for the tests below

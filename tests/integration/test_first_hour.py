@@ -28,7 +28,7 @@ from api.table_runners import DEFAULT_TABLE, ensure_default_table
 from audit_cli.main import main as audit_cli
 from ledger.bootstrap import bootstrap
 from ledger.settings import Settings
-from ledger.tables import queries
+from ledger.tables import views as queries
 from ledger.tables.runner import TableRunner
 from tests.conftest import Store
 from tests.helpers import open_session

@@ -24,11 +24,16 @@ from audit_cli.main import main as audit_cli
 from games.blackjack import Shoe
 from ledger.seamless.book import wallet_book
 from ledger.tables import commands as tc
-from ledger.tables.compose import Tables
+from ledger.tables.aggregates import (
+    Table,
+    TableRound,
+    TableSeat,
+    seat_id_for,
+    table_id_for,
+    table_round_id_for,
+)
+from ledger.tables.players import Players
 from ledger.tables.runner import TableRunner
-from ledger.tables.seat import TableSeat, seat_id_for
-from ledger.tables.table import Table, table_id_for
-from ledger.tables.table_round import TableRound, table_round_id_for
 from ledger.unit_of_work import UnitOfWork
 from tests.helpers import ChosenSeeds
 from tests.integration.table_helpers import CONFIG, ChosenShoes, FakeClock, seed_of
@@ -97,7 +102,7 @@ class Bj:
     def offered(self, name: str) -> list[str]:
         handler: Any = self.s.casino.handlers[tc.PlaceBet]
         tables = handler.__self__
-        assert isinstance(tables, Tables)
+        assert isinstance(tables, Players)
         uow = UnitOfWork(self.s.casino.find, {})
         return [o[0] for o in tables.offered(uow, "T1", self.players[name].sid)]
 

@@ -29,9 +29,9 @@ from typing import Any
 import pytest
 
 from ledger.seamless.book import wallet_book
-from ledger.tables.base import parse_time
+from ledger.tables.aggregates import TableSeat
+from ledger.tables.context import parse_time
 from ledger.tables.runner import TableRunner
-from ledger.tables.seat import TableSeat
 from tests.helpers import ChosenSeeds
 from tests.integration.table_helpers import ChosenShoes, seed_of
 from tests.integration.test_seamless_table import NINE, assert_books_agree, play_out, table

@@ -17,9 +17,9 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from ledger.bootstrap import bootstrap
-from ledger.tables import queries
+from ledger.tables import views as queries
+from ledger.tables.aggregates import TableSeat, chip_moves, seat_id_for
 from ledger.tables.runner import TableRunner
-from ledger.tables.seat import TableSeat, chip_moves, seat_id_for
 from tests.conftest import Store
 from tests.helpers import raw_rows
 from tests.integration.table_helpers import FakeClock

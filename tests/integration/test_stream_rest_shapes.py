@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from api.table_schemas import OptionView
-from ledger.tables import queries
+from ledger.tables import views as queries
 from tests.conftest import Store
 from tests.integration.stream_helpers import Streamed, read
 from tests.integration.test_table_stream import CONFIG, ELEVEN

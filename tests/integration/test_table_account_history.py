@@ -16,9 +16,8 @@ from audit_cli.rounds import player_history
 from audit_cli.table_round import check_table_round
 from games.blackjack import Shoe
 from ledger.tables import commands as tc
-from ledger.tables.history import player_rounds, round_history, seat_history
-from ledger.tables.seat import TableSeat, seat_id_for
-from ledger.tables.table_round import TableRound, table_round_id_for
+from ledger.tables.aggregates import TableRound, TableSeat, seat_id_for, table_round_id_for
+from ledger.tables.views import player_rounds, round_history, seat_history
 from tests.conftest import Store
 from tests.integration.table_helpers import Live
 

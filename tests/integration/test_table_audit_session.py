@@ -13,9 +13,8 @@ from audit_cli.main import main as audit_cli
 from audit_cli.table_round import check_table_round
 from games.blackjack import SeatPlan, play_round
 from ledger import contracts
-from ledger.tables.seat import seat_id_for
-from ledger.tables.table import rules_of
-from ledger.tables.table_round import TableRound, table_round_id_for
+from ledger.tables.aggregates import TableRound, seat_id_for, table_round_id_for
+from ledger.tables.config import rules_of
 from tests.conftest import Store
 from tests.integration.table_helpers import Live
 from tests.integration.test_table_seats import PLANS, SHOE, offered

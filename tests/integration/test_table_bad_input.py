@@ -6,6 +6,7 @@ from games.blackjack import AlreadyDecided, NotAnOption, Shoe
 from games.errors import BetAboveMaximum, BetBelowMinimum
 from ledger.errors import InsufficientFunds
 from ledger.tables import commands as tc
+from ledger.tables.aggregates import TableRound, table_round_id_for
 from ledger.tables.errors import (
     BettingClosed,
     NotSeated,
@@ -15,7 +16,6 @@ from ledger.tables.errors import (
     TableNotFound,
     UnknownBet,
 )
-from ledger.tables.table_round import TableRound, table_round_id_for
 from tests.conftest import Store
 from tests.helpers import assert_refused
 from tests.integration.table_helpers import Live

@@ -10,7 +10,7 @@ import pytest
 from api.cli import main
 from ledger.bootstrap import bootstrap
 from ledger.settings import Settings
-from ledger.tables.table import Table, table_id_for
+from ledger.tables.aggregates import Table, table_id_for
 
 
 def test_table_run_creates_the_table_and_opens_its_first_round(

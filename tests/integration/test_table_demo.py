@@ -15,7 +15,7 @@ from games.blackjack import Shoe, shoe_from_seed
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.tables import commands as tc
-from ledger.tables.table import check_config, rules_of
+from ledger.tables.config import check_config, rules_of
 from tests.conftest import Store
 from tests.helpers import ChosenSeeds, raw_rows
 from tests.integration.table_helpers import ChosenShoes, FakeClock, seed_of

@@ -6,7 +6,7 @@ the window up, and one that comes back with a choice does again."""
 from __future__ import annotations
 
 from ledger.tables import commands as tc
-from ledger.tables.table_round import TableRound, table_round_id_for
+from ledger.tables.aggregates import TableRound, table_round_id_for
 from tests.conftest import Store
 from tests.integration.table_helpers import Live
 from tests.integration.test_table_seats import SHOE, tables
@@ -29,7 +29,7 @@ def test_early_close_waits_for_every_connected_seat_with_a_choice(store: Store) 
     assert step_of(live) == ("step", 1)
     live.decide(a, 1, "stand")
     assert live.tick() == [] and step_of(live) == ("step", 1)  # bob and cat to decide
-    done = list(tables(live)._done.values())[-1]  # this window's round version
+    done = list(tables(live).cache.done.values())[-1]  # this window's round version
     assert len(done) == 1  # ann, who stood, is remembered; the rest are looked at again
     live.app.command(live.rid(), tc.Disconnect(b, "T1"))
     assert live.tick() == [] and step_of(live) == ("step", 1)  # cat still to decide

@@ -19,12 +19,16 @@ from games.cards import Card
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.tables import commands as tc
-from ledger.tables.compose import Tables
-from ledger.tables.history import player_rounds, round_history, seat_history
-from ledger.tables.seat import TableSeat, seat_id_for
-from ledger.tables.statistics import decision_statistics
-from ledger.tables.table import Table, table_id_for
-from ledger.tables.table_round import TableRound, table_round_id_for
+from ledger.tables.aggregates import (
+    Table,
+    TableRound,
+    TableSeat,
+    seat_id_for,
+    table_id_for,
+    table_round_id_for,
+)
+from ledger.tables.players import Players
+from ledger.tables.views import decision_statistics, player_rounds, round_history, seat_history
 from ledger.unit_of_work import UnitOfWork
 from tests.conftest import Store
 from tests.helpers import ChosenSeeds
@@ -57,10 +61,10 @@ class SecretLive(Live):
         return app
 
 
-def tables(app: Casino) -> Tables:
+def tables(app: Casino) -> Players:
     handler: Any = app.handlers[tc.PlaceBet]
     found = handler.__self__
-    assert isinstance(found, Tables)
+    assert isinstance(found, Players)
     return found
 
 

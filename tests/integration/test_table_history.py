@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from games.blackjack import Shoe
 from ledger.tables import commands as tc
-from ledger.tables.history import player_rounds, round_history, seat_history
-from ledger.tables.table_round import TableRound, table_round_id_for
+from ledger.tables.aggregates import TableRound, table_round_id_for
+from ledger.tables.views import player_rounds, round_history, seat_history
 from tests.conftest import Store
 from tests.integration.table_helpers import Live
 

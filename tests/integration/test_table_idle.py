@@ -28,9 +28,9 @@ from ledger.casino import Casino
 from ledger.keys import Keyring
 from ledger.settings import Settings
 from ledger.tables import commands as tc
+from ledger.tables.aggregates import TableRound, table_round_id_for
 from ledger.tables.errors import BettingClosed
 from ledger.tables.runner import TableRunner
-from ledger.tables.table_round import TableRound, table_round_id_for
 from tests.conftest import Store
 from tests.helpers import assert_refused, raw_rows
 from tests.integration.table_helpers import CONFIG, FakeClock, Live, a_seed_that_stops_at_a_step

@@ -6,8 +6,7 @@ from audit_cli.rows import read_rows
 from audit_cli.verify import verify
 from games.blackjack import Shoe
 from ledger.tables import commands as tc
-from ledger.tables.seat import TableSeat, seat_id_for
-from ledger.tables.table_round import TableRound, table_round_id_for
+from ledger.tables.aggregates import TableRound, TableSeat, seat_id_for, table_round_id_for
 from tests.conftest import Store
 from tests.integration.table_helpers import CONFIG, Live
 

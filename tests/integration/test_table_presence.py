@@ -10,9 +10,14 @@ from datetime import UTC, datetime, timedelta
 from api.table_stream import TableStreams
 from ledger import contracts
 from ledger.presence import LEASE_SECONDS
-from ledger.tables.seat import TableSeat, seat_id_for
-from ledger.tables.table import Table, table_id_for
-from ledger.tables.table_round import TableRound, table_round_id_for
+from ledger.tables.aggregates import (
+    Table,
+    TableRound,
+    TableSeat,
+    seat_id_for,
+    table_id_for,
+    table_round_id_for,
+)
 from tests.conftest import Store
 from tests.integration.stream_helpers import Streamed, Ticker
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 from uuid import UUID
 
 from games.blackjack import SeatPlan, Shoe, play_round
-from ledger.tables.replay import shared_of
-from ledger.tables.seat import TableSeat
-from ledger.tables.table import Table, rules_of, table_id_for
-from ledger.tables.table_round import TableRound
+from ledger.tables.aggregates import Table, TableRound, TableSeat, table_id_for
+from ledger.tables.config import rules_of
+from ledger.tables.context import shared_of
 from tests.conftest import Store
 from tests.integration.table_helpers import Live
 

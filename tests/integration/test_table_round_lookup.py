@@ -3,8 +3,8 @@ opened since (later rounds'), and not again per seat for its history."""
 
 from __future__ import annotations
 
-from ledger.tables.queries import find_round, round_detail, round_seats
-from ledger.tables.table_round import TableRound, table_round_id_for
+from ledger.tables.aggregates import TableRound, table_round_id_for
+from ledger.tables.views import find_round, round_detail, round_seats
 from tests.conftest import Store
 from tests.integration.table_helpers import Live
 from tests.integration.test_table_seats import SHOE

@@ -15,8 +15,7 @@ from audit_cli.main import main as audit_cli
 from audit_cli.table_rtp import table_rtp
 from games.blackjack.certified import certified_rows
 from ledger.tables import commands as tc
-from ledger.tables.seat import TableSeat
-from ledger.tables.table_round import TableRound, table_round_id_for
+from ledger.tables.aggregates import TableRound, TableSeat, table_round_id_for
 from tests.conftest import Store
 from tests.integration.table_helpers import CONFIG, Live
 from tests.integration.test_table_shoe import tables_offered

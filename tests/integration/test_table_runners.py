@@ -10,10 +10,9 @@ from audit_cli.rows import read_rows
 from audit_cli.verify import verify
 from games.blackjack import play_round
 from ledger import contracts
+from ledger.tables.aggregates import TableRound, TableSeat, table_round_id_for
+from ledger.tables.config import rules_of
 from ledger.tables.runner import TableRunner
-from ledger.tables.seat import TableSeat
-from ledger.tables.table import rules_of
-from ledger.tables.table_round import TableRound, table_round_id_for
 from tests.conftest import Store
 from tests.integration.table_helpers import CONFIG, Live, plans_of
 from tests.integration.test_table_seats import PLANS, SHOE, offered

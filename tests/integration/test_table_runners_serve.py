@@ -17,8 +17,8 @@ from audit_cli.main import main as audit_cli
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.tables import commands as tc
-from ledger.tables import queries
-from ledger.tables.table_round import TableRound, table_round_id_for
+from ledger.tables import views as queries
+from ledger.tables.aggregates import TableRound, table_round_id_for
 from tests.conftest import Store
 from tests.helpers import open_session
 from tests.integration.table_helpers import CONFIG, FakeClock

@@ -9,11 +9,17 @@ from audit_cli.rows import read_rows
 from audit_cli.verify import verify
 from games.blackjack import SeatPlan, Shoe, play_round
 from ledger.tables import commands as tc
-from ledger.tables.compose import Tables
-from ledger.tables.seat import TableSeat, seat_id_for
-from ledger.tables.statistics import decision_statistics
-from ledger.tables.table import Table, rules_of, table_id_for
-from ledger.tables.table_round import TableRound, table_round_id_for
+from ledger.tables.aggregates import (
+    Table,
+    TableRound,
+    TableSeat,
+    seat_id_for,
+    table_id_for,
+    table_round_id_for,
+)
+from ledger.tables.config import rules_of
+from ledger.tables.players import Players
+from ledger.tables.views import decision_statistics
 from tests.conftest import Store
 from tests.integration.table_helpers import Live
 
@@ -21,10 +27,10 @@ from tests.integration.table_helpers import Live
 SHOE = Shoe.of("8c Ah 8d 7s 3h Td 2c 9s 4d 5h 6c Kd 3s 2h 4c 5d 9c Th")
 
 
-def tables(live: Live) -> Tables:
+def tables(live: Live) -> Players:
     handler: Any = live.app.handlers[tc.PlaceBet]
     found = handler.__self__
-    assert isinstance(found, Tables)
+    assert isinstance(found, Players)
     return found
 
 

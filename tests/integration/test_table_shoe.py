@@ -13,9 +13,8 @@ from games.blackjack import play_round, shoe_from_seed
 from ledger import contracts, envelope
 from ledger.rounds import unseal_seed
 from ledger.tables import commands as tc
-from ledger.tables.shoe import TableShoe, shoe_id_for
-from ledger.tables.table import rules_of
-from ledger.tables.table_round import TableRound, table_round_id_for
+from ledger.tables.aggregates import TableRound, TableShoe, shoe_id_for, table_round_id_for
+from ledger.tables.config import rules_of
 from tests.conftest import Store
 from tests.integration.table_helpers import CONFIG, Live, a_seed_that_stops_at_a_step, plans_of
 
@@ -116,7 +115,7 @@ def test_a_shoe_played_to_the_cut_card_reveals_its_seed_and_every_round_replays(
         dealer = [played.up, played.hole, *played.dealer_draws]
         assert dealer == [str(c) for c in replay.shared.dealer_cards]
         returned = {s.seat_id: s.returned for s in replay.settlements}
-        from ledger.tables.seat import TableSeat
+        from ledger.tables.aggregates import TableSeat
 
         for sid in played.seats:
             seat = live.app.find(TableSeat, UUID(sid))
@@ -194,9 +193,9 @@ def test_the_rebuilt_shoes_kept_are_bounded_and_a_dropped_one_is_rebuilt_alike(
     """A long-running server deals shoe after shoe: the handlers keep at most
     ``KEPT_SHOES`` rebuilt shoes (here 1), and a round of the next shoe plays on a shoe
     rebuilt from its sealed seed."""
-    from ledger.tables import base
+    from ledger.tables import context
 
-    monkeypatch.setattr(base, "KEPT_SHOES", 1)
+    monkeypatch.setattr(context, "KEPT_SHOES", 1)
     live = Live(store, config=ONE_DECK)
     sessions = {name: live.player(name, 50_000) for name in POLICY}
     live.tick()
@@ -209,7 +208,10 @@ def test_the_rebuilt_shoes_kept_are_bounded_and_a_dropped_one_is_rebuilt_alike(
     holders = {
         id(h.__self__): h.__self__ for h in live.app.handlers.values() if hasattr(h, "__self__")
     }
-    kept = [len(h._shoes) for h in holders.values() if isinstance(h, base.TableBase)]
-    assert kept and max(kept) <= 1
+    caches = {
+        id(h.cache): h.cache for h in holders.values() if isinstance(h, context.TableHandlers)
+    }
+    assert len(caches) == 1  # the player's, runner's and operator's handlers share one
+    assert max(len(c.shoes) for c in caches.values()) <= 1
     record = live.app.find(TableShoe, shoe_id_for("T1", 1))
     assert record is not None and record.seed is not None  # shoe 1 revealed, then dropped

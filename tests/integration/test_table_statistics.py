@@ -8,15 +8,14 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from ledger.tables.queries import session_view
-from ledger.tables.seat import TableSeat
-from ledger.tables.statistics import (
+from ledger.tables.aggregates import TableRound, TableSeat, table_round_id_for
+from ledger.tables.views import (
     LiveStatistics,
     decision_statistics,
     live_statistics,
     replayed_statistics,
+    session_view,
 )
-from ledger.tables.table_round import TableRound, table_round_id_for
 from tests.conftest import Store
 from tests.integration.table_helpers import Live
 from tests.integration.test_table_seats import PLANS, SHOE, first_round, offered

@@ -12,9 +12,8 @@ from typing import Any
 
 from api.table_feed import Subscriber, TableFeed, replay
 from games.blackjack import Shoe, shoe_from_seed
-from ledger.tables.seat import TableSeat, seat_id_for
-from ledger.tables.table import rules_of
-from ledger.tables.table_round import TableRound, table_round_id_for
+from ledger.tables.aggregates import TableRound, TableSeat, seat_id_for, table_round_id_for
+from ledger.tables.config import rules_of
 from tests.conftest import Store
 from tests.integration.stream_helpers import Event, Streamed, ids, parse, read
 from tests.integration.table_helpers import a_seed_that_stops_at_a_step

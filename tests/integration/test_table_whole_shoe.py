@@ -16,7 +16,7 @@ from audit_cli.rows import read_rows
 from audit_cli.table_round import check_table_round
 from audit_cli.verify import verify
 from ledger import contracts
-from ledger.tables.table_round import TableRound, table_round_id_for
+from ledger.tables.aggregates import TableRound, table_round_id_for
 from tests.conftest import Store
 from tests.integration.table_helpers import CONFIG, Live
 from tests.integration.test_table_shoe import tables_offered

@@ -30,10 +30,18 @@ from ledger.errors import LedgerError
 from ledger.group_commit import fresh_copy
 from ledger.keys import Keyring
 from ledger.tables import commands as tc
-from ledger.tables.compose import Tables, routes
-from ledger.tables.seat import TableSeat, seat_id_for
-from ledger.tables.table import Table, table_id_for
-from ledger.tables.table_round import TableRound, table_round_id_for
+from ledger.tables.aggregates import (
+    Table,
+    TableRound,
+    TableSeat,
+    seat_id_for,
+    table_id_for,
+    table_round_id_for,
+)
+from ledger.tables.context import TableCache, TablePorts
+from ledger.tables.operator import Operator
+from ledger.tables.players import Players
+from ledger.tables.runner import RunnerSteps
 from ledger.unit_of_work import UnitOfWork
 
 T0 = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
@@ -68,7 +76,7 @@ class MemoryStore:
                 self.log.extend((get_topic(type(e)), agg.id, e) for e in events)
 
     def seat_index(self, after: int) -> list[UUID]:
-        """The seats opened after a log position (``TableBase.seat_index``)."""
+        """The seats opened after a log position (``TablePorts.seat_index``)."""
         return [oid for topic, oid, _ in self.log[after:] if topic == contracts.SEAT_OPENED]
 
     def position(self) -> int:
@@ -88,7 +96,7 @@ class Desk:
         self.store = MemoryStore()
         self.now = T0
         self.cards = cards
-        self.tables = Tables(
+        ports = TablePorts(
             KEYRING,
             lambda: self.now,
             lambda: b"\x07" * 32,
@@ -96,10 +104,15 @@ class Desk:
             self.store.position,
             shoe_maker=self._shoe,
         )
-        self.handlers = {route.command: route.handler for route in routes(self.tables)}
+        cache = TableCache()
+        self.players = Players(ports, cache)
+        self.runner = RunnerSteps(ports, cache)
+        self.operator = Operator(ports, cache)
+        routes = [*self.players.routes(), *self.runner.routes(), *self.operator.routes()]
+        self.handlers = {route.command: route.handler for route in routes}
         """Each command type's handler, as :func:`ledger.bootstrap.bootstrap` registers them."""
         self.n = 0
-        self.run(self.tables.create, tc.CreateTable("T1", "EUR", dict(config or CONFIG)))
+        self.run(self.handle, tc.CreateTable("T1", "EUR", dict(config or CONFIG)))
 
     def _shoe(self, rules: Rules, seed: bytes) -> Shoe:
         from games.blackjack import shoe_from_seed
@@ -164,14 +177,14 @@ class Desk:
         return self.session(sid).balance
 
     def bet(self, sid: str, bet: str = "main", amount: int = 1_000) -> Any:
-        return self.run(self.tables.bet, tc.PlaceBet(sid, "T1", bet, amount))
+        return self.run(self.handle, tc.PlaceBet(sid, "T1", bet, amount))
 
     def decide(self, sid: str, step: int, decision: str) -> Any:
-        return self.run(self.tables.decide, tc.TableDecide(sid, "T1", step, decision))
+        return self.run(self.handle, tc.TableDecide(sid, "T1", step, decision))
 
     def options(self, sid: str) -> list[str]:
         uow = UnitOfWork(self.store.find, {})
-        return [o[0] for o in self.tables.offered(uow, "T1", sid)]
+        return [o[0] for o in self.players.offered(uow, "T1", sid)]
 
     # -- the runner ----------------------------------------------------------------------
 

@@ -51,9 +51,9 @@ def test_undo_takes_back_the_last_chip_then_the_others_in_reverse(desk: Desk) ->
     desk.bet(ann, "main", 1_000)
     desk.bet(ann, "main", 200)
     desk.bet(ann, "hot-3", 100)
-    out = desk.run(desk.tables.undo, tc.UndoBet(ann, "T1"))
+    out = desk.run(desk.handle, tc.UndoBet(ann, "T1"))
     assert out.bets == {"main": 1_200} and out.balance == 18_800
-    desk.run(desk.tables.undo, tc.UndoBet(ann, "T1"))
+    desk.run(desk.handle, tc.UndoBet(ann, "T1"))
     assert desk.seat(ann).chips == [["main", 1_000]]
     assert desk.session(ann).open_round is not None
 
@@ -62,34 +62,34 @@ def test_undo_everything_returns_every_chip_and_frees_the_session(desk: Desk) ->
     ann = desk.player()
     desk.bet(ann, "main", 1_000)
     desk.bet(ann, "bust-it", 100)
-    out = desk.run(desk.tables.undo, tc.UndoBet(ann, "T1", everything=True))
+    out = desk.run(desk.handle, tc.UndoBet(ann, "T1", everything=True))
     assert out.bets == {} and out.balance == 20_000
     assert desk.session(ann).open_round is None  # free to play another game
-    desk.refused(NothingToUndo, desk.tables.undo, tc.UndoBet(ann, "T1"))
+    desk.refused(NothingToUndo, desk.handle, tc.UndoBet(ann, "T1"))
 
 
 def test_double_bets_doubles_every_bet_or_none(desk: Desk) -> None:
     ann = desk.player(buy_in=3_000)
     desk.bet(ann, "main", 1_000)
     desk.bet(ann, "perfect-pairs", 100)
-    out = desk.run(desk.tables.double_bets, tc.DoubleBets(ann, "T1"))
+    out = desk.run(desk.handle, tc.DoubleBets(ann, "T1"))
     assert out.bets == {"main": 2_000, "perfect-pairs": 200} and out.balance == 800
     # again: 2,200 more is beyond the balance (seed 002: only if it covers all of them)
-    desk.refused(InsufficientFunds, desk.tables.double_bets, tc.DoubleBets(ann, "T1"))
+    desk.refused(InsufficientFunds, desk.handle, tc.DoubleBets(ann, "T1"))
 
 
 def test_double_bets_within_each_limit(desk: Desk) -> None:
     ann = desk.player(buy_in=2_000_000)
     desk.bet(ann, "main", 300_000)
-    desk.refused(BetAboveMaximum, desk.tables.double_bets, tc.DoubleBets(ann, "T1"))
+    desk.refused(BetAboveMaximum, desk.handle, tc.DoubleBets(ann, "T1"))
 
 
 def test_all_side_bets_puts_one_chip_on_each_side_bet_after_the_main(desk: Desk) -> None:
     ann = desk.player()
     cmd = tc.AllSideBets(ann, "T1")
-    desk.refused(SideBetWithoutMain, desk.tables.all_side_bets, cmd)
+    desk.refused(SideBetWithoutMain, desk.handle, cmd)
     desk.bet(ann, "main", 1_000)
-    out = desk.run(desk.tables.all_side_bets, cmd)
+    out = desk.run(desk.handle, cmd)
     sides = {"perfect-pairs": 100, "21+3": 100, "hot-3": 100, "bust-it": 100}
     assert out.bets == {"main": 1_000, **sides} and out.balance == 18_600
 
@@ -111,7 +111,7 @@ def test_repeat_places_the_last_rounds_bets_at_this_table(desk: Desk) -> None:
     ann = desk.player()
     _play_round_one(desk, ann)
     assert desk.round().number == 2
-    out = desk.run(desk.tables.repeat, tc.RepeatBets(ann, "T1"))
+    out = desk.run(desk.handle, tc.RepeatBets(ann, "T1"))
     assert out.bets == {"main": 1_000, "21+3": 200}
     assert desk.seat(ann).chips == [["main", 1_000], ["21+3", 200]]
     placed = [e for e in desk.events(desk.seat(ann).id) if type(e).__name__ == "BetPlaced"]
@@ -124,11 +124,11 @@ def test_repeat_places_the_last_rounds_bets_at_this_table(desk: Desk) -> None:
 def test_repeat_only_before_the_first_chip_and_only_after_a_round_here(desk: Desk) -> None:
     ann = desk.player()
     cmd = tc.RepeatBets(ann, "T1")
-    err = desk.refused(RepeatNotAllowed, desk.tables.repeat, cmd)
+    err = desk.refused(RepeatNotAllowed, desk.handle, cmd)
     assert "no previous round" in err.message
     _play_round_one(desk, ann)
     desk.bet(ann, "main", 100)
-    err = desk.refused(RepeatNotAllowed, desk.tables.repeat, cmd)
+    err = desk.refused(RepeatNotAllowed, desk.handle, cmd)
     assert "before the first chip" in err.message
 
 
@@ -148,57 +148,57 @@ def test_a_bet_out_of_the_rules_is_refused_and_changes_nothing(
     desk: Desk, bet: str, amount: int, error: type[Exception]
 ) -> None:
     ann = desk.player()
-    desk.refused(error, desk.tables.bet, tc.PlaceBet(ann, "T1", bet, amount))
+    desk.refused(error, desk.handle, tc.PlaceBet(ann, "T1", bet, amount))
 
 
 def test_a_side_bet_above_its_own_limit_is_refused(desk: Desk) -> None:
     ann = desk.player(buy_in=100_000)
     desk.bet(ann, "main", 1_000)
     desk.bet(ann, "hot-3", 50_000)
-    desk.refused(BetAboveMaximum, desk.tables.bet, tc.PlaceBet(ann, "T1", "hot-3", 100))
+    desk.refused(BetAboveMaximum, desk.handle, tc.PlaceBet(ann, "T1", "hot-3", 100))
 
 
 def test_no_bet_after_the_deadline_nor_at_a_paused_or_unknown_table(desk: Desk) -> None:
     ann, bob = desk.player("ann"), desk.player("bob")
     desk.bet(bob, "main", 1_000)
     desk.later(10_000)  # the deadline: the runner has not dealt yet
-    err = desk.refused(BettingClosed, desk.tables.bet, tc.PlaceBet(ann, "T1", "main", 1_000))
+    err = desk.refused(BettingClosed, desk.handle, tc.PlaceBet(ann, "T1", "main", 1_000))
     assert err.code == "betting-closed"
     desk.advance("deal")
-    desk.refused(BettingClosed, desk.tables.bet, tc.PlaceBet(ann, "T1", "main", 1_000))
-    desk.refused(TableNotFound, desk.tables.bet, tc.PlaceBet(ann, "T9", "main", 1_000))
+    desk.refused(BettingClosed, desk.handle, tc.PlaceBet(ann, "T1", "main", 1_000))
+    desk.refused(TableNotFound, desk.handle, tc.PlaceBet(ann, "T9", "main", 1_000))
 
 
 def test_no_bet_while_the_table_is_paused(desk: Desk) -> None:
     ann = desk.player()
-    desk.run(desk.tables.pause, tc.PauseTable("T1", "dealer change"))
-    desk.refused(TablePaused, desk.tables.bet, tc.PlaceBet(ann, "T1", "main", 1_000))
-    desk.refused(TablePaused, desk.tables.undo, tc.UndoBet(ann, "T1"))
+    desk.run(desk.handle, tc.PauseTable("T1", "dealer change"))
+    desk.refused(TablePaused, desk.handle, tc.PlaceBet(ann, "T1", "main", 1_000))
+    desk.refused(TablePaused, desk.handle, tc.UndoBet(ann, "T1"))
 
 
 def test_no_bet_from_an_unknown_session_or_one_in_another_round(desk: Desk) -> None:
-    desk.refused(SessionNotFound, desk.tables.bet, tc.PlaceBet("nobody", "T1", "main", 100))
+    desk.refused(SessionNotFound, desk.handle, tc.PlaceBet("nobody", "T1", "main", 100))
     ann = desk.player()
     session = desk.store.aggregates[desk.session(ann).id]
     session.round_opened("RD-OTHER")  # type: ignore[attr-defined]
     session.collect_events()
-    desk.refused(SessionBusy, desk.tables.bet, tc.PlaceBet(ann, "T1", "main", 1_000))
+    desk.refused(SessionBusy, desk.handle, tc.PlaceBet(ann, "T1", "main", 1_000))
 
 
 def test_repeat_needs_the_balance_for_every_bet_it_repeats(desk: Desk) -> None:
     ann = desk.player(buy_in=1_500)
     _play_round_one(desk, ann)  # 1,200 staked and lost: 300 left
-    desk.refused(InsufficientFunds, desk.tables.repeat, tc.RepeatBets(ann, "T1"))
+    desk.refused(InsufficientFunds, desk.handle, tc.RepeatBets(ann, "T1"))
 
 
 def test_repeat_within_the_limits_of_the_round_it_is_placed_in(desk: Desk) -> None:
     ann = desk.player()
     _play_round_one(desk, ann)  # main 1,000 and 21+3 200, then round 2 opened
     config = {"limits": {"main": [2_000, 500_000]}, "betting_ms": 10_000, "grace_ms": 0}
-    desk.run(desk.tables.configure, tc.ConfigureTable("T1", config))
+    desk.run(desk.handle, tc.ConfigureTable("T1", config))
     desk.later(10_000)
     desk.advance("deal")  # round 2: nobody bet, it waits (with the limits it opened with)
-    desk.run(desk.tables.repeat, tc.RepeatBets(ann, "T1"))
+    desk.run(desk.handle, tc.RepeatBets(ann, "T1"))
     assert desk.seat(ann).bets() == {"main": 1_000, "21+3": 200}
 
 
@@ -207,12 +207,12 @@ def test_a_disconnection_before_the_deadline_returns_the_bets(desk: Desk) -> Non
     ann = desk.player()
     desk.bet(ann, "main", 1_000)
     desk.bet(ann, "hot-3", 100)
-    out = desk.run(desk.tables.disconnect, tc.Disconnect(ann, "T1"))
+    out = desk.run(desk.handle, tc.Disconnect(ann, "T1"))
     assert out.seated is False and out.balance == 20_000
     seat = desk.seat(ann)
     assert seat.status == "cancelled" and not seat.connected
     assert desk.session(ann).open_round is None
-    again = desk.run(desk.tables.disconnect, tc.Disconnect(ann, "T1"))
+    again = desk.run(desk.handle, tc.Disconnect(ann, "T1"))
     assert again == tc.SeatChanged(seated=False, balance=20_000)  # nothing more to do
 
 
@@ -221,10 +221,10 @@ def test_after_the_deadline_a_disconnected_seats_bets_stand(desk: Desk) -> None:
     desk.bet(ann, "main", 1_000)
     desk.later(10_000)
     desk.advance("deal")
-    out = desk.run(desk.tables.disconnect, tc.Disconnect(ann, "T1"))
+    out = desk.run(desk.handle, tc.Disconnect(ann, "T1"))
     assert out.seated is True and out.balance == 19_000
     assert desk.seat(ann).status == "open" and not desk.seat(ann).connected
-    back = desk.run(desk.tables.connect, tc.Connect(ann, "T1"))
+    back = desk.run(desk.handle, tc.Connect(ann, "T1"))
     assert back.seated is True and desk.seat(ann).connected
 
 

@@ -149,12 +149,12 @@ def _offered(desk: Desk, sid: str) -> list[tuple[str, int]]:
     from ledger.unit_of_work import UnitOfWork
 
     uow = UnitOfWork(desk.store.find, {})
-    return [(str(k), int(a)) for k, a in desk.tables.offered(uow, "T1", sid)]
+    return [(str(k), int(a)) for k, a in desk.players.offered(uow, "T1", sid)]
 
 
 def test_a_decision_out_of_turn_is_refused_and_changes_nothing() -> None:
     desk, [ann] = dealt(ELEVEN)
-    decide = desk.tables.decide
+    decide = desk.handle
     for step, decision, error in [
         (2, "hit", StepClosed),  # step 2 is not open
         (0, "insure", StepClosed),  # no insurance window (a 7 up)
@@ -169,10 +169,10 @@ def test_a_decision_out_of_turn_is_refused_and_changes_nothing() -> None:
 def test_no_decision_without_a_dealt_seat_or_after_the_steps_deadline() -> None:
     desk, [ann] = dealt(ELEVEN)
     bob = desk.player("bob")
-    err = desk.refused(NotSeated, desk.tables.decide, tc.TableDecide(bob, "T1", 1, "hit"))
+    err = desk.refused(NotSeated, desk.handle, tc.TableDecide(bob, "T1", 1, "hit"))
     assert err.code == "not-seated"
     desk.later(5_000)  # the step's deadline: the runner has not closed it yet
-    desk.refused(StepClosed, desk.tables.decide, tc.TableDecide(ann, "T1", 1, "hit"))
+    desk.refused(StepClosed, desk.handle, tc.TableDecide(ann, "T1", 1, "hit"))
 
 
 def test_no_decision_while_betting_or_paused() -> None:
@@ -180,11 +180,11 @@ def test_no_decision_while_betting_or_paused() -> None:
     ann = desk.player()
     desk.open()
     desk.bet(ann, "main", 1_000)
-    desk.refused(StepClosed, desk.tables.decide, tc.TableDecide(ann, "T1", 1, "hit"))
+    desk.refused(StepClosed, desk.handle, tc.TableDecide(ann, "T1", 1, "hit"))
     desk.later(10_000)
     desk.advance("deal")
-    desk.run(desk.tables.pause, tc.PauseTable("T1", "card reader"))
-    desk.refused(StepClosed, desk.tables.decide, tc.TableDecide(ann, "T1", 1, "hit"))
+    desk.run(desk.handle, tc.PauseTable("T1", "card reader"))
+    desk.refused(StepClosed, desk.handle, tc.TableDecide(ann, "T1", 1, "hit"))
 
 
 def test_an_unfunded_split_of_16_stands() -> None:

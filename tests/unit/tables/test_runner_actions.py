@@ -10,9 +10,8 @@ from datetime import datetime
 
 from games.blackjack import Phase
 from ledger.tables import commands as tc
-from ledger.tables.base import NotDue, Stale
-from ledger.tables.errors import StepClosed
-from ledger.tables.seat import TableSeat, seat_id_for
+from ledger.tables.aggregates import TableSeat, seat_id_for
+from ledger.tables.errors import NotDue, Stale, StepClosed
 from tests.unit.tables.desk import T0, Desk
 from tests.unit.tables.test_decisions import ACE_UP, ELEVEN, SEVENTEEN, dealt, finish
 
@@ -77,7 +76,7 @@ def test_a_step_closes_early_only_once_every_connected_seat_has_decided() -> Non
     desk.refused(NotDue, desk.handle, early)
     desk.decide(ann, 1, "stand")
     desk.refused(NotDue, desk.handle, early)  # bob still has a choice
-    desk.run(desk.tables.disconnect, tc.Disconnect(bob, "T1"))
+    desk.run(desk.handle, tc.Disconnect(bob, "T1"))
     desk.advance("step", 1, early=True)  # bob away: nobody connected is left to decide
     assert desk.round().automatic["1"] == [[str(desk.seat(bob).id), "stand", "timeout"]]
 
@@ -134,7 +133,7 @@ def test_a_window_with_no_bet_leaves_the_round_waiting_until_a_bet_comes() -> No
 def test_at_the_insurance_deadline_a_seat_that_did_not_answer_declines() -> None:
     desk, [ann] = dealt(ACE_UP)
     desk.later(5_000)
-    desk.refused(StepClosed, desk.tables.decide, tc.TableDecide(ann, "T1", 0, "insure"))
+    desk.refused(StepClosed, desk.handle, tc.TableDecide(ann, "T1", 0, "insure"))
     desk.advance("insurance")
     rnd = desk.round()
     assert rnd.automatic["0"] == [[str(desk.seat(ann).id), "no-insurance", "timeout"]]
@@ -144,15 +143,15 @@ def test_at_the_insurance_deadline_a_seat_that_did_not_answer_declines() -> None
 def test_a_pause_freezes_the_deadline_and_a_void_refunds_every_stake() -> None:
     desk, [ann, bob] = dealt(ELEVEN, 20_000, 20_000)
     desk.decide(ann, 1, "double")
-    desk.run(desk.tables.pause, tc.PauseTable("T1", "card reader"))
+    desk.run(desk.handle, tc.PauseTable("T1", "card reader"))
     desk.later(7_000)
     desk.refused(NotDue, desk.handle, desk.step("step", 1, number=1))
-    out = desk.run(desk.tables.resume, tc.ResumeTable("T1"))
+    out = desk.run(desk.handle, tc.ResumeTable("T1"))
     assert datetime.fromisoformat(out.deadline) == T0.replace(second=22)  # 15 s + 7 s
     code = desk.round().code
     void = tc.VoidTableRound("T1", code, "card reader fault", "INC-7")
-    assert desk.run(desk.tables.void, void).refunded == 3_000
+    assert desk.run(desk.handle, void).refunded == 3_000
     assert desk.balance(ann) == desk.balance(bob) == 20_000
     assert desk.seat(ann).status == "voided" and desk.session(ann).open_round is None
-    assert desk.run(desk.tables.void, void).already_voided is True  # once
+    assert desk.run(desk.handle, void).already_voided is True  # once
     assert desk.open().round == 2

@@ -1,23 +1,38 @@
-"""Handlers of the players' table commands: bets (seed 002 "Puntare"), decisions, connection.
+"""The players' table commands: bets (seed 002 "Puntare"), decisions, the connection.
 
 Each one writes the player's own seat and game session, in one transaction (the unit of
 work's), and only reads the table round. Bets are accepted only while the betting window
 is open by the server's clock (or while the round waits, with no deadline, for its first
 bet); decisions only for the step that is open now.
+
+A seamless seat (issue 16) calls the operator's wallet inside these transactions: debits
+are taken by :mod:`ledger.seamless.gate` before the command that stakes runs
+(:func:`ledger.seamless.port.table_stake` names the stage) and, once accepted, recorded
+on the seat (:func:`record_debit`); what goes back to the wallet is queued on the session
+in the same transaction as the state change (the outbox): the rollback of a debit given
+back (an undo, bets cancelled, a stake the engine did not apply, a void; :func:`give_back`),
+the credit of a cash-out and of a settlement's payout (:func:`credit`; a loss sends
+nothing). The runner's and the operator's handlers use the same helpers.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from games.blackjack import DecisionKind, Phase, check_decision, decide, options
 from games.errors import BetAboveMaximum, BetBelowMinimum
 from ledger.accounts import GameSession
+from ledger.commands import Route
+from ledger.errors import SessionBusy
 from ledger.money import check_amount
 from ledger.seamless import port
+from ledger.seamless.wire import to_wire
 from ledger.tables import commands as tc
-from ledger.tables.base import TableBase, parse_time
+from ledger.tables.aggregates import SeatStatus, TableRound, TableSeat, chip_moves, seat_id_for
+from ledger.tables.config import BET_TYPES
+from ledger.tables.context import TableHandlers, parse_time, seat_of
 from ledger.tables.errors import (
     BettingClosed,
     ChipLimitReached,
@@ -29,12 +44,12 @@ from ledger.tables.errors import (
     TablePaused,
     UnknownBet,
 )
-from ledger.tables.replay import seat_of
-from ledger.tables.seat import CANCELLED, OPEN, TableSeat, chip_moves, seat_id_for
-from ledger.tables.table import BET_TYPES
-from ledger.tables.table_round import TableRound
-from ledger.tables.wallet import credit, give_back, record_debit
 from ledger.unit_of_work import UnitOfWork
+from wallet.protocol import Transaction, transaction_id
+
+CODE_PREFIX = "IBJ"
+"""seed 002 "Codice partita": a live round's game code starts ``IBJ-``."""
+
 
 GAME = "blackjack-table"
 """The ``game`` of a session's ``last_stake`` after a table round (REPEAT reads it)."""
@@ -49,7 +64,7 @@ STAGES: dict[str, tuple[str, str | None]] = {
 
 def seat_changed(seat: TableSeat, session: GameSession) -> tc.SeatChanged:
     return tc.SeatChanged(
-        seated=seat.status != CANCELLED,
+        seated=seat.status is not SeatStatus.CANCELLED,
         seat_id=str(seat.id),
         code=seat.code,
         bets=seat.bets(),
@@ -69,7 +84,21 @@ def _undone(seat: TableSeat, everything: bool) -> int:
     return 1
 
 
-class Betting(TableBase):
+class Players(TableHandlers):
+    """The players' commands (each on the player's own seat and session)."""
+
+    def routes(self) -> list[Route[Any, Any]]:
+        return [
+            tc.PlaceBet.handled_by(self.bet),
+            tc.UndoBet.handled_by(self.undo),
+            tc.RepeatBets.handled_by(self.repeat),
+            tc.DoubleBets.handled_by(self.double_bets),
+            tc.AllSideBets.handled_by(self.all_side_bets),
+            tc.TableDecide.handled_by(self.decide),
+            tc.Connect.handled_by(self.connect),
+            tc.Disconnect.handled_by(self.disconnect),
+        ]
+
     # -- loading -----------------------------------------------------------------------
 
     def _betting(self, uow: UnitOfWork, table: str) -> TableRound:
@@ -114,15 +143,15 @@ class Betting(TableBase):
         """A seat places or takes back at most ``chip_moves_per_round`` chips a round: a
         loop of bets and undos cannot grow the log (or slow the table) without bound."""
         done = 0 if seat is None else chip_moves(seat)
-        if done + chips <= self.chip_moves_per_round:
+        if done + chips <= self.ports.chip_moves_per_round:
             return
         if rnd.deadline is None:  # a window waiting for its first bet: a whole window
-            left = int(rnd.config["betting_ms"]) / 1000
+            left = rnd.settings.betting_ms / 1000
         else:
             left = (parse_time(rnd.deadline) - self.clock()).total_seconds()
         raise ChipLimitReached(
             f"{done} chips placed or taken back in {rnd.code}: at most "
-            f"{self.chip_moves_per_round} a round",
+            f"{self.ports.chip_moves_per_round} a round",
             retry_after=max(1, math.ceil(left)),
             game_code=rnd.code,
         )
@@ -134,7 +163,7 @@ class Betting(TableBase):
         bets = {} if seat is None else seat.bets()
         if name != "main" and bets.get("main", 0) == 0:
             raise SideBetWithoutMain(f"a {name} bet needs a main bet first", game_code=rnd.code)
-        lo, hi = rnd.config["limits"][name]
+        lo, hi = rnd.settings.limits[name]
         total = bets.get(name, 0) + amount
         if total < lo:
             raise BetBelowMinimum(total, lo)
@@ -254,7 +283,7 @@ class Betting(TableBase):
         seat = self._seat(uow, rnd, session)
         if seat is None or seat.main == 0:
             raise SideBetWithoutMain("ALL SIDE BETS needs a main bet first", game_code=rnd.code)
-        limits, chip = rnd.config["limits"], rnd.config["chip"]
+        limits, chip = rnd.settings.limits, rnd.settings.chip
         chips = [(b, max(chip, limits[b][0])) for b in BET_TYPES[1:]]
         for b, a in chips:
             self._check_chip(rnd, seat, b, a)
@@ -264,7 +293,7 @@ class Betting(TableBase):
 
     def _check_all(self, rnd: TableRound, totals: list[tuple[str, int]]) -> None:
         for name, total in totals:
-            lo, hi = rnd.config["limits"][name]
+            lo, hi = rnd.settings.limits[name]
             if total < lo:
                 raise BetBelowMinimum(total, lo)
             if total > hi:
@@ -363,7 +392,7 @@ class Betting(TableBase):
         session = uow.session(cmd.session_id)
         _, rnd = self.current(uow, cmd.table)
         seat = None if rnd is None else self._seat(uow, rnd, session)
-        if rnd is None or seat is None or seat.status != OPEN:
+        if rnd is None or seat is None or seat.status is not SeatStatus.OPEN:
             return tc.SeatChanged(seated=False, balance=session.balance)
         now = self.clock()
         if seat.connected != connected:
@@ -381,3 +410,72 @@ class Betting(TableBase):
             seat.bets_cancelled(reason="disconnected", refunded=refund)
             session.round_closed(rnd.code, None)
         return seat_changed(seat, session)
+
+
+# -- a seamless seat's wallet calls ------------------------------------------------------
+
+
+def session_tag(session: GameSession) -> str:
+    return str(session.id).replace("-", "")
+
+
+def record_debit(seat: TableSeat, stage: str | None, amount: int, chips: int) -> None:
+    """The debit the wallet accepted for this command (``stage`` None: a transfer seat)."""
+    if stage is not None:
+        tid = str(transaction_id(seat.code, stage))
+        seat.wallet_debited(transaction_id=tid, stage=stage, amount=amount, chips=chips)
+
+
+def give_back(
+    session: GameSession, seat: TableSeat, debits: Iterable[list[Any]], reason: str
+) -> int:
+    """Refund each debit to the wallet's ledger and queue its rollback; the total."""
+    total = 0
+    for tid, stage, amount, _chips in list(debits):
+        debit = Transaction.debit(
+            session.player_id, seat.code, stage, int(amount), session.currency
+        )
+        assert str(debit.transaction_id) == tid, "a seat's debit id derives from its stage"
+        session.refund(seat.code, int(amount))
+        session.wallet_call_queued(to_wire(Transaction.rollback(debit)))
+        seat.wallet_returned(transaction_id=tid, reason=reason)
+        total += int(amount)
+    return total
+
+
+def credit(session: GameSession, seat: TableSeat, stage: str, amount: int) -> None:
+    """Queue a credit (``win``, ``cash-out:<step>``) of the seat; nothing for 0."""
+    if session.seamless and amount > 0:
+        tag = session_tag(session)
+        full = f"{stage}.{tag}" if ":" in stage else f"{stage}:{tag}"
+        tx = Transaction.credit(session.player_id, seat.code, amount, session.currency, stage=full)
+        session.wallet_call_queued(to_wire(tx))
+
+
+def unapplied(seat: TableSeat, refund: int) -> list[list[Any]]:
+    """The decisions' debits (the latest first) that make up ``refund``: the stakes of
+    decisions that landed after the engine closed their step."""
+    out, left = [], refund
+    for d in reversed(seat.wallet_debits):
+        if int(d[3]) == 0 and int(d[2]) <= left:
+            out.append(d)
+            left -= int(d[2])
+    return out
+
+
+def guard_close(inner: Callable[[UnitOfWork, Any], Any]) -> Callable[..., Any]:
+    """Closing a session seated in a live round is refused (``session-busy``): the round
+    finishes by itself (the runner decides for absent players, seed 002) and settles into
+    the session; the operator closes it after. Other sessions close as before."""
+
+    def close(uow: UnitOfWork, cmd: Any) -> Any:
+        session = uow.session(cmd.session_id)
+        if session.open_round is not None and session.open_round.startswith(CODE_PREFIX + "-"):
+            raise SessionBusy(
+                "the session is seated in a live blackjack round; it settles by itself",
+                session_id=session.id,
+                game_code=session.open_round,
+            )
+        return inner(uow, cmd)
+
+    return close
