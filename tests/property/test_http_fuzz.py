@@ -46,7 +46,7 @@ from ledger.casino import Casino
 from ledger.keys import Keyring
 from ledger.settings import Settings
 from ledger.tables import commands as tc
-from ledger.tables import queries
+from ledger.tables import views as queries
 from ledger.tables.runner import TableRunner
 from tests.integration.table_helpers import FakeClock
 
