@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
+import logging
 import os
 import resource
 import socket
@@ -274,15 +275,32 @@ class GuardedProtocol(HttpToolsProtocol):
 
 class GuardedWebSocket(WebSocketsSansIOProtocol):
     """uvicorn's WebSocket protocol holding the admission of the connection it took over
-    (:meth:`GuardedProtocol.handle_websocket_upgrade`) until the connection is lost."""
+    (:meth:`GuardedProtocol.handle_websocket_upgrade`) until the connection is lost. Its
+    per-connection lines ("[accepted]") are not logged: like the streams, a socket is
+    not an access-log line each (thousands of players would flood the log); its errors
+    are."""
 
     admitted_address: str | None = None
+
+    def __init__(
+        self,
+        config: Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        self.logger = SOCKET_LOG
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self.admitted_address is not None and GuardedProtocol.admission is not None:
             GuardedProtocol.admission.release(self.admitted_address)
             self.admitted_address = None
         super().connection_lost(exc)
+
+
+SOCKET_LOG = logging.getLogger("croupier.socket.protocol")
+SOCKET_LOG.setLevel(logging.WARNING)
 
 
 def _peek(transport: asyncio.BaseTransport) -> bytes:

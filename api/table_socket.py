@@ -45,6 +45,7 @@ from fastapi import APIRouter, WebSocket
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from starlette.websockets import WebSocketDisconnect, WebSocketState
+from uvicorn.protocols.utils import ClientDisconnected
 
 from api import auth
 from api import tables as rest
@@ -254,10 +255,13 @@ class Player:
         self.answers: deque[str] = deque()
 
     async def run(self) -> None:
+        """Until the client goes (the reader sees it; a send to a gone client ends the
+        writer) or the server ends the socket."""
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._reader, tg.cancel_scope)
-            await self._catch_up()
-            await self._writer()
+            with contextlib.suppress(WebSocketDisconnect, ClientDisconnected, OSError):
+                await self._catch_up()
+                await self._writer()
             tg.cancel_scope.cancel()
 
     async def _catch_up(self) -> None:
@@ -302,11 +306,15 @@ class Player:
         self.news.set()
 
     async def _reader(self, scope: anyio.CancelScope) -> None:
+        with contextlib.suppress(WebSocketDisconnect, ClientDisconnected):
+            await self._read()
+        scope.cancel()
+
+    async def _read(self) -> None:
         while True:
             message = await self.ws.receive()
             if message["type"] == "websocket.disconnect":
-                scope.cancel()  # the client went
-                return
+                return  # the client went
             text = message.get("text")
             if text is None:
                 binary = ApiError(422, "invalid-request", "a command is a JSON text frame")
@@ -392,7 +400,9 @@ async def table_socket(ws: WebSocket, table: str) -> None:
         if viewer.seated:
             streams.connections.closed(viewer.key, table)
         if ws.application_state is WebSocketState.CONNECTED:
-            with contextlib.suppress(RuntimeError, OSError):
+            with contextlib.suppress(
+                RuntimeError, OSError, WebSocketDisconnect, ClientDisconnected
+            ):
                 await ws.close()
 
 
