@@ -1,5 +1,8 @@
-"""Benchmark: M players at one live Infinite Blackjack table over HTTP, each with its
-own Server-Sent Events stream, on PostgreSQL (issue 10).
+"""Benchmark: M players at one live Infinite Blackjack table over HTTP, on PostgreSQL:
+each player on its own WebSocket (``--mode ws``: messages and commands on one
+connection, issue 28) or with its own Server-Sent Events stream and REST commands
+(``--mode sse``, issue 10); both by default, one after the other in the same run (the
+SSE + REST figures are the baseline the WebSocket's are compared with).
 
 ``croupier serve`` runs in its own process on a fresh PostgreSQL schema; this process is
 the load generator (httpx async, one client and one stream per player). Per M it plays
@@ -23,6 +26,10 @@ p99 <= 200 ms, nothing lost. The machine also runs PostgreSQL and other work: re
 give the spread with the load average (printed).
 
     PYTHONPATH=. python bench/bench_table_http.py --players 100 500 1000 [--runs 2] [--rounds 2]
+        [--mode ws sse]
+
+One JSON line per run and mode (bench/record.py: bench/results/bench_table_http.jsonl),
+with ``players``, ``bets_refused``, ``decision_p99_ms``, ``fanout_p99_ms`` and ``lost``.
 """
 
 from __future__ import annotations
@@ -45,8 +52,11 @@ import psycopg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.record import Run  # noqa: E402
 from tests.integration.test_http_serve import launch  # noqa: E402
-from tests.table_client import Received, TableClient  # noqa: E402
+from tests.table_client import Received, SocketClient, TableClient  # noqa: E402
+
+Client = TableClient | SocketClient
 
 PG = os.environ.get("CROUPIER_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 TABLE = "bench"
@@ -89,8 +99,10 @@ class Bench:
         self.bets_refused = 0
         self.decisions: list[float] = []
         self.decisions_refused = 0
+        self.refusals: dict[str, int] = {}
+        """Refused bets and decisions by error code."""
 
-    async def player(self, c: TableClient, start: asyncio.Event) -> None:
+    async def player(self, c: Client, start: asyncio.Event) -> None:
         c.open()
         await asyncio.wait_for(c.connected.wait(), 300)
         await start.wait()
@@ -107,7 +119,7 @@ class Bench:
             elif e.type == "round-settled" and len(played) >= self.rounds and code in played:
                 return
 
-    async def bet(self, c: TableClient, code: str) -> None:
+    async def bet(self, c: Client, code: str) -> None:
         t = time.time()
         r = await c.post("bets", {"bet": "main", "amount": 100})
         self.bet_times.setdefault(code, []).append((t, time.time()))
@@ -115,8 +127,10 @@ class Bench:
             self.bets_ok += 1
         else:
             self.bets_refused += 1
+            code = str(r.json().get("code"))
+            self.refusals[code] = self.refusals.get(code, 0) + 1
 
-    async def decide(self, c: TableClient, e: Received) -> None:
+    async def decide(self, c: Client, e: Received) -> None:
         offered = [o["decision"] for o in e.data["options"]]
         if "no-insurance" in offered:
             t = time.time()
@@ -130,6 +144,8 @@ class Bench:
             self.decisions.append(time.time() - t)
         else:
             self.decisions_refused += 1
+            code = str(r.json().get("code"))
+            self.refusals[code] = self.refusals.get(code, 0) + 1
 
 
 def expected_ids(db: str, data_dir: Path, after: int, sessions: list[str]) -> dict[str, list[int]]:
@@ -155,7 +171,7 @@ def expected_ids(db: str, data_dir: Path, after: int, sessions: list[str]) -> di
         app.close()
 
 
-def run(m: int, rounds: int) -> dict[str, Any]:
+def run(m: int, rounds: int, mode: str) -> dict[str, Any]:
     schema = "bench_" + uuid.uuid4().hex[:10]
     with psycopg.connect(PG, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
@@ -170,6 +186,8 @@ def run(m: int, rounds: int) -> dict[str, Any]:
         "CROUPIER_MAX_CONNECTIONS": "100000",
         "CROUPIER_MAX_CONNECTIONS_PER_ADDRESS": "100000",
         "CROUPIER_STREAMS_PER_ADDRESS": "100000",
+        "CROUPIER_MAX_STREAMS": "100000",
+        "CROUPIER_SESSION_COMMANDS_PER_SECOND": "1000000",
     }
     base, _, proc = launch(data_dir, startup_seconds=180, **env)
     load_before = os.getloadavg()
@@ -189,7 +207,7 @@ def run(m: int, rounds: int) -> dict[str, Any]:
             headers={**op_headers, "Idempotency-Key": "bench-table"},
             timeout=60,
         ).raise_for_status()
-        result = asyncio.run(play(base, op_headers, m, rounds))
+        result = asyncio.run(play(base, op_headers, m, rounds, mode))
         result["lost"], result["expected"] = lost(result, db, data_dir)
     finally:
         proc.terminate()
@@ -200,10 +218,13 @@ def run(m: int, rounds: int) -> dict[str, Any]:
     return result
 
 
-async def play(base: str, op_headers: dict[str, str], m: int, rounds: int) -> dict[str, Any]:
+async def play(
+    base: str, op_headers: dict[str, str], m: int, rounds: int, mode: str
+) -> dict[str, Any]:
     sessions = await setup(base, op_headers, m)
     bench = Bench(rounds)
-    clients = [TableClient(base, TABLE, sid, token) for sid, token in sessions]
+    kind = SocketClient if mode == "ws" else TableClient
+    clients: list[Client] = [kind(base, TABLE, sid, token) for sid, token in sessions]
     start = asyncio.Event()
     tasks = [asyncio.create_task(bench.player(c, start)) for c in clients]
     for c in clients:
@@ -228,6 +249,7 @@ async def play(base: str, op_headers: dict[str, str], m: int, rounds: int) -> di
         max(d for _, d in times) - min(t for t, _ in times) for times in bench.bet_times.values()
     )
     out = {
+        "mode": mode,
         "players": m,
         "elapsed_s": elapsed,
         "bets_ok": bench.bets_ok,
@@ -240,6 +262,7 @@ async def play(base: str, op_headers: dict[str, str], m: int, rounds: int) -> di
         "decision_p99_ms": 1000 * pct(bench.decisions, 99),
         "decisions": len(bench.decisions),
         "decisions_refused": bench.decisions_refused,
+        "refusals": bench.refusals,
         "reconnects": sum(c.streams_opened - 1 for c in clients),
         "_clients": clients,
         "_after": min(first_ids),
@@ -250,7 +273,7 @@ async def play(base: str, op_headers: dict[str, str], m: int, rounds: int) -> di
 
 
 def lost(result: dict[str, Any], db: str, data_dir: Path) -> tuple[int, int]:
-    clients: list[TableClient] = result.pop("_clients")
+    clients: list[Client] = result.pop("_clients")
     after = result.pop("_after")
     want = expected_ids(db, data_dir, after, [c.session for c in clients])
     missing = expected = 0
@@ -274,22 +297,20 @@ def main() -> None:
     ap.add_argument("--players", type=int, nargs="+", default=[100, 500, 1000])
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--mode", nargs="+", choices=["ws", "sse"], default=["ws", "sse"])
     args = ap.parse_args()
     print(f"uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
     for m in args.players:
         for k in range(args.runs):
-            r = run(m, args.rounds)
-            load = r.pop("load")
-            print(
-                json.dumps(
-                    {
-                        "run": k + 1,
-                        **{key: round(v, 1) if isinstance(v, float) else v for key, v in r.items()},
-                        "load_before_after": [round(load[0][0], 2), round(load[1][0], 2)],
-                    }
-                ),
-                flush=True,
-            )
+            baseline: dict[str, Any] | None = None
+            for mode in sorted(args.mode):  # sse (the baseline), then ws
+                record = Run("bench_table_http", f"{mode} players={m} run={k + 1}")
+                r = run(m, args.rounds, mode)
+                r.pop("load")
+                figures = {key: round(v, 1) if isinstance(v, float) else v for key, v in r.items()}
+                record.done(figures, baseline if mode == "ws" else None)
+                if mode == "sse":
+                    baseline = figures
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ with the client's receive timeout as the failure (no sleeps)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import socket
 import threading
@@ -26,17 +27,20 @@ from api.auth import Credentials
 from api.connection_guard import uvicorn_options
 from tests.conftest import Store
 from tests.helpers import raw_rows
+from tests.integration.leak_scan import card_ids_in, card_needles, scan_bytes, seed_needles
 from tests.integration.table_helpers import CONFIG, Live
+from tests.integration.test_table_hidden_scan import SEED, SHOE, SecretLive
 
 OPERATOR, AUDITOR = "op-token-" + "x" * 20, "aud-token-" + "y" * 20
 
 
 class Served:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, live: Live | None = None, **settings: Any) -> None:
         self.store = store
-        self.live = Live(store, config=dict(CONFIG))
+        self.live = live or Live(store, config=dict(CONFIG))
         self.creds = Credentials(OPERATOR, AUDITOR, b"s" * 32, "test", "test")
-        self.api = create_app(self.live.app, credentials=self.creds)
+        chosen = store.settings(**settings) if settings else None
+        self.api = create_app(self.live.app, chosen, credentials=self.creds)
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         sock.listen(128)
@@ -193,3 +197,128 @@ def test_every_command_is_answered_and_a_resent_id_changes_nothing(served: Serve
             assert r["type"] == "answer"
 
     run(go())
+
+
+def test_a_socket_acts_and_reads_for_its_own_session_only(served: Served) -> None:
+    """Authorization as on REST: a command names no session (one that tries is refused),
+    the socket carries no other seat's messages, a spectator acts for nobody, and a closed
+    session's socket is refused (by the ledger within the closed-session grace, at the
+    handshake after it), nothing changed."""
+    s = served
+    ann, bob = s.live.player("ann"), s.live.player("bob")
+    s.live.tick()
+
+    async def go() -> None:
+        async with _open(s, ann) as conn:
+            ws = Socket(conn)
+            await ws.until(lambda m: m["type"] == "round-opened")
+            await asyncio.to_thread(s.live.bet, bob, "main", 777)
+            mine = await ws.command("a1", "bet", bet="main", amount=100)
+            assert mine["type"] == "answer"
+            await asyncio.to_thread(s.live.tick, CONFIG["betting_ms"])
+            await ws.until(lambda m: m["type"] == "options")
+            text = "\n".join(ws.raw)
+            assert bob not in text and "777" not in text  # not bob's seat, bet or balance
+            for m in ws.messages:
+                if m["type"] in ("bet-accepted", "balance", "options", "connection"):
+                    assert m.get("amount") != 777
+            ticket, _ = s.creds.spectator_token("T1", 5)
+            spectator = f"{s.ws}/T1/ws?access_token={ticket}"
+            async with connect(spectator) as watching:
+                watcher = Socket(watching)
+                refused = await watcher.command("w1", "bet", bet="main", amount=100)
+                assert (refused["code"], refused["status"]) == ("forbidden", 403)
+        # ann's seat settles; then her session is closed by the operator
+        for _ in range(8):
+            await asyncio.to_thread(s.live.tick, 10_000)
+        await asyncio.to_thread(s.live.app.close_session, "close-ann", ann)
+        before = raw_rows(s.store)
+        async with _open(s, ann) as conn:
+            late = await Socket(conn).command("a2", "bet", bet="main", amount=100)
+            assert (late["code"], late["status"]) == ("session-closed", 409)
+        assert raw_rows(s.store) == before
+        s.api.state.credentials = dataclasses.replace(s.api.state.credentials, closed_grace=-1)
+        with pytest.raises(InvalidStatus) as e:
+            async with _open(s, ann):
+                pass
+        assert e.value.response.status_code == 401
+
+    run(go())
+
+
+def test_the_session_command_rate_binds_on_the_socket_and_rest_together(store: Store) -> None:
+    s = Served(store, session_commands_per_second=1)  # a burst of 2, then 1 a second
+    try:
+        ann = s.live.player("ann")
+        s.live.tick()
+
+        async def go() -> list[dict[str, Any]]:
+            async with _open(s, ann) as conn:
+                ws = Socket(conn)
+                await ws.until(lambda m: m["type"] == "round-opened")
+                return [await ws.command(f"r{i}", "join") for i in range(4)]
+
+        answers = run(go())
+        refused = [a for a in answers if a["type"] == "error"]
+        assert refused and all(a["code"] == "too-many-commands" for a in refused)
+        assert all(a["status"] == 429 and a["retry_after"] >= 1 for a in refused)
+        url = f"/v1/sessions/{ann}/tables/T1/join"
+        headers = {"Authorization": f"Bearer {s.token(ann)}", "Idempotency-Key": "rest-1"}
+        assert s.client.post(url, headers=headers).status_code == 429  # the same bucket
+    finally:
+        s.stop()
+
+
+def test_no_socket_message_carries_an_undealt_card_the_seed_or_another_seat(
+    store: Store,
+) -> None:
+    """Mid-round (after the deal, and after step 1's card), every frame each socket got:
+    no card not yet shown, no byte of the shoe's seed in any encoding, no other session
+    (tests/integration/leak_scan.py's needles); the scan finds a planted leak."""
+    live = SecretLive(store, config=dict(CONFIG))
+    s = Served(store, live)
+    try:
+        ann, bob = live.player("ann"), live.player("bob")
+        live.tick()
+        cards = list(SHOE.cards)
+
+        def scan_all(sockets: dict[str, Socket], hidden: list[Any]) -> list[str]:
+            needles = {**card_needles(hidden), **seed_needles(SEED)}
+            ids = {c.id: c for c in hidden}
+            found: list[str] = []
+            for who, ws in sockets.items():
+                other = bob if who == ann else ann
+                blob = "\n".join(ws.raw).encode()
+                found += scan_bytes(f"{who}'s socket", blob, needles)
+                found += [f"{other} in {who}'s socket"] if other.encode() in blob else []
+                for m in ws.messages:
+                    found += card_ids_in(f"{who}'s socket", m, ids)
+            return found
+
+        async def go() -> None:
+            async with _open(s, ann) as a, _open(s, bob) as b:
+                sockets = {ann: Socket(a), bob: Socket(b)}
+                for ws in sockets.values():
+                    await ws.until(lambda m: m["type"] == "round-opened")
+                    r = await ws.command("m", "bet", bet="main", amount=100)
+                    assert r["type"] == "answer", r
+                await asyncio.to_thread(live.tick, CONFIG["betting_ms"])
+                for ws in sockets.values():
+                    await ws.until(lambda m: m["type"] == "options")
+                # shown: the two player cards and the up card; the hole and the rest hidden
+                assert scan_all(sockets, cards[3:]) == []
+                planted = Socket(a)
+                planted.raw = [json.dumps({"card": str(cards[4])})]
+                assert scan_all({ann: planted}, cards[3:]) != []  # the scan can fail
+                for ws in sockets.values():
+                    step = await ws.command("h", "decide", step=1, decision="hit")
+                    assert step["type"] == "answer", step
+                await asyncio.to_thread(live.tick, CONFIG["step_ms"])
+                for ws in sockets.values():
+                    await ws.until(lambda m: m["type"] == "step-closed")
+                # step 1's card (the fifth) is shown now; the hole and the rest are not
+                assert scan_all(sockets, [cards[3], *cards[5:]]) == []
+
+        run(go())
+    finally:
+        s.stop()

@@ -217,3 +217,58 @@ def test_a_resent_message_id_gets_the_first_answer_across_a_reconnect_and_a_rest
         assert json.dumps(session)  # the session answers after it all
     finally:
         _stop(proc)
+
+
+@pytest.mark.postgres
+def test_two_servers_one_session_closing_one_connection_keeps_the_seat(tmp_path: Path) -> None:
+    """Two ``croupier serve`` processes on one PostgreSQL database (as two hosts, or two
+    workers): a session with a socket on one and a stream on the other. Closing one keeps
+    the seat connected and its bet standing past the grace; closing both disconnects it
+    after the grace: before the betting deadline its bet is refunded."""
+    db, env = _store("postgres", tmp_path)
+    env["CROUPIER_STREAM_GRACE_SECONDS"] = "1"
+    base_a, _, proc_a = launch(tmp_path, startup_seconds=180, **env)
+    base_b, _, proc_b = launch(tmp_path, startup_seconds=180, **env)
+    config = {**CONFIG, "betting_ms": 120_000}
+    try:
+        op = httpx.Client(base_url=base_a, headers=_operator(tmp_path), timeout=30)
+        _post(op, "/v1/tables", {"table": TABLE, "currency": "EUR", "config": config})
+        ((sid, token),) = _sessions(op, ["two"])
+
+        def balance() -> int:
+            return int(op.get(f"/v1/sessions/{sid}").json()["balance"])
+
+        async def go() -> None:
+            on_a = SocketClient(base_a, TABLE, sid, token)
+            on_b = TableClient(base_b, TABLE, sid, token)
+            on_a.open()
+            on_b.open()
+            await on_a.next()
+            await on_b.next()
+            bet = await on_a.send({"id": "b1", "command": "bet", "bet": "main", "amount": 500})
+            assert bet["type"] == "answer", bet
+            await on_a.aclose()
+            await asyncio.sleep(4)  # the grace (1 s) four times over: A has released
+            assert balance() == BUY_IN - 500  # B holds the seat: the bet stands
+            await on_b.aclose()
+            async with asyncio.timeout(30):
+                while balance() != BUY_IN:  # nobody holds it: disconnected, refunded
+                    await asyncio.sleep(0.2)
+
+        asyncio.run(go())
+        import psycopg
+
+        url, _, schema = db.partition("?schema=")
+        with psycopg.connect(url) as conn:
+            topics = [
+                t
+                for (t,) in conn.execute(
+                    f"SELECT topic FROM {schema}.casino_events ORDER BY notification_id"
+                )
+            ]
+        # each server held and released the seat; the second release disconnected it
+        assert topics.count("croupier/blackjack/presence/released@1") == 2
+        assert topics.count("croupier/blackjack/seat/bets-cancelled@1") == 1
+    finally:
+        _stop(proc_b)
+        _stop(proc_a)
