@@ -38,7 +38,7 @@ import os
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
@@ -66,6 +66,7 @@ _MAC_LABEL = b"croupier/session-token/v2\x00"
 _SPECTATOR_LABEL = b"croupier/spectator-token/v1\x00"
 SPECTATOR_PREFIX = "spectator."
 MIN_SECRET_BYTES = 32
+KNOWN_TOKENS = 100_000  # verified session tokens remembered (Credentials._known)
 
 
 class Role(StrEnum):
@@ -100,6 +101,14 @@ class Credentials:
     opened_at: Callable[[str], float] | None = None
     """When a session was opened (its expiry counts from then, so a repeated open-session
     request is answered with the very same token)."""
+    _known: dict[str, tuple[Caller, int]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """Session and spectator tokens already verified, with their expiry: a game client
+    sends its token with every request, and the guard and the route both identify it
+    (two HMACs a request before). Only tokens whose MAC was checked are kept, so a token
+    is never taken on the strength of a look-up alone; each use still checks the expiry
+    against the clock. At most :data:`KNOWN_TOKENS` entries (then emptied)."""
 
     def session_token(self, session_id: str) -> str:
         start = self.opened_at(session_id) if self.opened_at else self.clock()
@@ -134,6 +143,18 @@ class Credentials:
 
     def identify(self, token: str) -> Caller | None:
         """The caller a bearer token stands for, or None for an unknown token."""
+        known = self._known.get(token)
+        if known is not None:
+            caller, expires = known
+            return None if expires < self.clock() else caller
+        caller_ = self._identify(token)
+        if caller_ is not None and caller_.role in (Role.SESSION, Role.SPECTATOR):
+            if len(self._known) >= KNOWN_TOKENS:
+                self._known.clear()
+            self._known[token] = (caller_, _expiry(token, caller_.role))
+        return caller_
+
+    def _identify(self, token: str) -> Caller | None:
         raw = token.encode()
         if hmac.compare_digest(raw, self.operator_token.encode()):
             return Caller(Role.OPERATOR)
@@ -155,6 +176,13 @@ class Credentials:
         if int(expires) < self.clock():
             return None  # expired
         return Caller(Role.SESSION, session_id)
+
+
+def _expiry(token: str, role: Role) -> int:
+    """The expiry (Unix seconds) of a session or spectator token already verified."""
+    if role is Role.SPECTATOR:
+        return int(token[len(SPECTATOR_PREFIX) :].split(".", 1)[0])
+    return int(token.rpartition(".")[0].partition(".")[2])
 
 
 def load_credentials(settings: Settings) -> Credentials:

@@ -15,6 +15,7 @@ from pydantic import TypeAdapter
 from api import auth
 from api.catalogue import catalogue
 from api.common import ERRORS, IdempotencyKey, casino
+from api.fast_route import FastRoute
 from api.schemas import (
     Catalogue,
     CurrentRound,
@@ -40,7 +41,7 @@ from ledger.play import round_result
 from ledger.tables import views as queries
 from ledger.tables.players import CODE_PREFIX
 
-router = APIRouter(prefix="/v1", tags=["game"], responses=ERRORS)
+router = APIRouter(prefix="/v1", tags=["game"], responses=ERRORS, route_class=FastRoute)
 
 App = Annotated[Casino, Depends(casino)]
 # A game action: its closed-session check runs inside its command (``auth.session_actor``).

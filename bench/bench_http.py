@@ -1,12 +1,15 @@
-"""Benchmark: Jacks or Better 4-line rounds over HTTP on PostgreSQL, one and several workers.
+"""Benchmark: game rounds over HTTP, one and several workers: Red Dog on SQLite, Jacks or
+Better 4-line on PostgreSQL (``--games``; ``--store`` puts both on one store).
 
 ``croupier serve --workers W`` runs in its own processes (uvicorn, loopback only, access
-log off) on a fresh PostgreSQL schema; this process is the load generator: one keep-alive
+log off) on a fresh store (a PostgreSQL schema, or a SQLite file: one worker only); this
+process is the load generator: one keep-alive
 HTTP/1.1 connection per session, as game clients are, on raw asyncio streams with orjson
 (``--client httpx``: the httpx client used before, for comparison; it costs several times
-the CPU per request). A round is deal (coin value 10, 5 coins, 4 lines), draw with the
-game's proposed holds, collect if a win is pending; every request is timed. For each
-``--workers`` value and each of ``--repeats`` runs:
+the CPU per request). A Jacks or Better round is deal (coin value 10, 5 coins, 4 lines),
+draw with the game's proposed holds, collect if a win is pending; a Red Dog round is a bet
+of 1,000 and, when the round stays open, see (no raise); every request is timed. For each
+game, each ``--workers`` value and each of ``--repeats`` runs:
 
 1. closed loop: ``--clients`` clients (one session each, no think time) play rounds for
    ``--seconds``: the saturation rate;
@@ -18,16 +21,24 @@ game's proposed holds, collect if a win is pending; every request is timed. For 
 
 Prints per phase rounds/s, request p50/p99, CPU per round (every server process, the load
 generator), the load average; then per phase the median and spread over the runs and the
-ratio of each worker count to the first. ``--in-process`` adds the same closed loop with
-threads calling the ``Casino`` directly (the HTTP layer's cost).
+ratio of each worker count to the first. ``--in-process`` adds, in each run, the same
+closed loop with threads calling the ``Casino`` directly on a store of its own (the HTTP
+layer's cost) and prints the ratio of HTTP to in-process rounds/s of that run. Every
+closed loop is recorded (``bench/record.py``, ``bench/results/bench_http.jsonl``) with its
+in-process baseline when measured. ``--baseline-root DIR`` (another checkout, e.g. of the
+commit before a change) also runs, in each run, the same closed loop on a server started
+from DIR, and prints this server's rounds/s and CPU per round over the baseline's: on a
+machine whose load moves from one minute to the next, a ratio of two servers measured
+side by side says more than either figure.
 
 With N clients and no think time, latency is mostly queueing: by Little's law the mean
 is about N / (requests per second). The machine (2 cores here) runs the server, the load
 generator and PostgreSQL at once, and other work shares it: figures are noisy.
 
-    python bench/bench_http.py [--workers 1 2] [--repeats 3] [--clients 50] [--seconds 15]
+    python bench/bench_http.py [--games red-dog jb-4line] [--store sqlite|postgres]
+        [--workers 1 2] [--repeats 3] [--clients 50] [--seconds 15]
         [--open-loop 0.5 0.75 0.9] [--pool 200] [--solo 30] [--in-process]
-        [--client raw|httpx]
+        [--client raw|httpx] [--no-record] [--label TEXT] [--baseline-root DIR]
 """
 
 from __future__ import annotations
@@ -59,13 +70,17 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ledger.bootstrap import bootstrap  # noqa: E402  # after the path set-up above
+from bench.record import Run as Record  # noqa: E402  # after the path set-up above
+from ledger.bootstrap import bootstrap  # noqa: E402
 from ledger.casino import Casino  # noqa: E402
 from ledger.settings import Settings  # noqa: E402
 
 PG_URL = os.environ.get("CROUPIER_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 VARIANT, COIN_VALUE, COINS, LINES = "jb-4line", 10, 5, 4
 DEAL = {"variant": VARIANT, "coin_value": COIN_VALUE, "coins": COINS, "lines": LINES}
+RED_DOG_BET = 1_000
+GAMES = {"red-dog": "sqlite", "jb-4line": "postgres"}  # each game's store by default
+GAME = "jb-4line"
 BUY_IN = 10_000_000
 OPERATOR = "bench-operator-" + secrets.token_hex(8)
 AUDITOR = "bench-auditor-" + secrets.token_hex(8)
@@ -88,6 +103,16 @@ class Run:
 
     def requests(self) -> list[float]:
         return [v for kind, values in self.lat.items() if kind != "round" for v in values]
+
+
+@contextmanager
+def fresh_store(store: str) -> Iterator[str | None]:
+    """A new PostgreSQL schema's URL, or None: SQLite in the run's data directory."""
+    if store == "sqlite":
+        yield None
+        return
+    with fresh_schema() as url:
+        yield url
 
 
 @contextmanager
@@ -130,12 +155,11 @@ def tree_cpu(pid: int) -> float:
 
 @contextmanager
 def server(
-    database_url: str, data_dir: Path, interval: float, workers: int
+    database_url: str | None, data_dir: Path, interval: float, workers: int, root: Path = ROOT
 ) -> Iterator[tuple[str, int]]:
     port = free_port()
     env = {
         **os.environ,
-        "CROUPIER_DATABASE_URL": database_url,
         "CROUPIER_DATA_DIR": str(data_dir),
         "CROUPIER_OPERATOR_TOKEN": OPERATOR,
         "CROUPIER_AUDITOR_TOKEN": AUDITOR,
@@ -146,14 +170,17 @@ def server(
         "CROUPIER_MAX_CONNECTIONS": "100000",
         "CROUPIER_MAX_CONNECTIONS_PER_ADDRESS": "100000",
         "CROUPIER_SESSION_COMMANDS_PER_SECOND": "0",
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": str(root),
     }
+    env.pop("CROUPIER_DATABASE_URL", None)
+    if database_url is not None:
+        env["CROUPIER_DATABASE_URL"] = database_url
     cmd = [sys.executable, "-m", "api.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
     cmd += ["--log-level", "warning", "--no-access-log", "--workers", str(workers)]
     data_dir.mkdir(parents=True, exist_ok=True)
     log_path = data_dir.parent / f"serve-{data_dir.name}.log"
     log = log_path.open("w")
-    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 300
@@ -349,6 +376,13 @@ class HttpPlayer:
         self.sid, self.token = doc["session_id"], doc["token"]
 
     async def play_round(self, lat: Latencies) -> None:
+        if GAME == "red-dog":
+            base = f"/v1/sessions/{self.sid}/red-dog"
+            r = await self.post(f"{base}/bet", self.token, {"bet": RED_DOG_BET}, lat, "bet")
+            if r["status"] == "open":  # not settled at the deal: see the third card
+                r = await self.post(f"{base}/see", self.token, None, lat, "see")
+            assert r["status"] == "settled", r
+            return
         base = f"/v1/sessions/{self.sid}/video-poker"
         r = await self.post(f"{base}/deal", self.token, DEAL, lat, "deal")
         holds = r["view"]["recommended"]
@@ -465,6 +499,12 @@ def run_in_process(app: Casino, tag: str, clients: int, seconds: float) -> Run:
         return r
 
     def play_round(sid: str, rid: str, lat: Latencies) -> None:
+        if GAME == "red-dog":
+            r = timed(lat, "bet", lambda: app.red_dog_bet(f"{rid}-b", sid, RED_DOG_BET))
+            if r["status"] == "open":
+                r = timed(lat, "see", lambda: app.red_dog_see(f"{rid}-s", sid))
+            assert r["status"] == "settled", r
+            return
         r = timed(
             lat, "deal", lambda: app.vp_deal(f"{rid}-d", sid, VARIANT, COIN_VALUE, COINS, LINES)
         )
@@ -521,7 +561,7 @@ def report(name: str, run: Run) -> None:
         f"{name}: {run.rounds} rounds in {run.wall:.2f} s = {run.rate:.1f} rounds/s,"
         f" {len(every)} requests, load average {run.load:.2f}"
     )
-    for kind in ("deal", "draw", "collect", "all", "round"):
+    for kind in ("bet", "see", "deal", "draw", "collect", "all", "round"):
         values = every if kind == "all" else run.lat.get(kind, [])
         if values:
             what = "round from arrival" if kind == "round" else kind
@@ -537,10 +577,10 @@ def report(name: str, run: Run) -> None:
     sys.stdout.flush()
 
 
-def spread(values: list[float], unit: str = "") -> str:
+def spread(values: list[float], unit: str = "", digits: int = 1) -> str:
     return (
-        f"median {statistics.median(values):.1f}{unit}"
-        f" (runs {', '.join(f'{v:.1f}' for v in values)}{unit})"
+        f"median {statistics.median(values):.{digits}f}{unit}"
+        f" (runs {', '.join(f'{v:.{digits}f}' for v in values)}{unit})"
     )
 
 
@@ -556,9 +596,11 @@ def summary(results: dict[tuple[int, str], list[Run]], workers: list[int]) -> No
             p50 = [pct(r.requests(), 0.5) for r in runs]
             p99 = [pct(r.requests(), 0.99) for r in runs]
             loads = ", ".join(f"{r.load:.1f}" for r in runs)
+            cpu = [r.cpu.get("server", 0.0) / max(1, r.rounds) * 1000 for r in runs]
             print(
                 f"  {phase:18} workers {w}: {spread(rates)} rounds/s;"
-                f" request p50 {spread(p50, ' ms')}; p99 {spread(p99, ' ms')}; load {loads}"
+                f" request p50 {spread(p50, ' ms')}; p99 {spread(p99, ' ms')};"
+                f" server CPU per round {spread(cpu, ' ms', 2)}; load {loads}"
             )
         base = results.get((workers[0], phase))
         for w in workers[1:]:
@@ -574,8 +616,23 @@ def _phase_order(phase: str) -> tuple[int, str]:
     return (0 if phase.startswith("closed") else 2 if phase == "solo" else 1, phase)
 
 
+def figures(run: Run) -> dict[str, float]:
+    """What a record keeps of a run: rounds/s, request p50/p99 (ms), CPU per round (ms)."""
+    out = {"rounds_per_s": round(run.rate, 1)}
+    every = run.requests()
+    if every:
+        out["p50_ms"] = round(pct(every, 0.50), 2)
+        out["p99_ms"] = round(pct(every, 0.99), 2)
+    for who, seconds in run.cpu.items():
+        if run.rounds:
+            out[f"cpu_ms_per_round_{who.replace(' ', '_')}"] = round(seconds / run.rounds * 1000, 3)
+    return out
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--games", nargs="+", choices=sorted(GAMES), default=sorted(GAMES))
+    p.add_argument("--store", choices=["sqlite", "postgres"], help="one store for every game")
     p.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--clients", type=int, default=50)
@@ -586,27 +643,54 @@ def main() -> int:
     p.add_argument("--checkpoint-interval", type=float, default=1.0)
     p.add_argument("--in-process", action="store_true", help="also the in-process closed loop")
     p.add_argument("--client", choices=sorted(CLIENTS), default="raw", help="load generator")
-    args = p.parse_args()
-    global CLIENT
-    CLIENT = args.client
-    print(
-        f"Jacks or Better 4-line rounds (deal {DEAL['coin_value']}x{DEAL['coins']}x"
-        f"{DEAL['lines']}, draw the proposed holds, collect a pending win) over HTTP;"
-        f" PostgreSQL; workers {args.workers}; {args.repeats} runs; {args.seconds:.0f} s per"
-        f" phase; {args.client} client; {os.cpu_count()} cores;"
-        f" load average {os.getloadavg()[0]:.2f} at start"
+    p.add_argument("--no-record", action="store_true", help="do not append to bench/results")
+    p.add_argument("--label", default="", help="appended to each record's run name")
+    p.add_argument(
+        "--baseline-root",
+        type=Path,
+        help="another checkout: its server's closed loop is measured after each run's",
     )
+    args = p.parse_args()
+    global CLIENT, GAME
+    CLIENT = args.client
+    for game in args.games:
+        GAME = game
+        store = args.store or GAMES[game]
+        workers = [w for w in args.workers if store == "postgres" or w == 1]
+        what = (
+            f"Red Dog rounds (bet {RED_DOG_BET}, see when the round stays open)"
+            if game == "red-dog"
+            else f"Jacks or Better 4-line rounds (deal {DEAL['coin_value']}x{DEAL['coins']}x"
+            f"{DEAL['lines']}, draw the proposed holds, collect a pending win)"
+        )
+        print(
+            f"{what} over HTTP; {store}; workers {workers}; {args.repeats} runs;"
+            f" {args.seconds:.0f} s per phase; {args.client} client; {os.cpu_count()} cores;"
+            f" load average {os.getloadavg()[0]:.2f} at start"
+        )
+        bench_game(args, game, store, workers)
+    print(f"load average {os.getloadavg()[0]:.2f} at end")
+    return 0
+
+
+def bench_game(args: argparse.Namespace, game: str, store: str, workers: list[int]) -> None:
     interval = args.checkpoint_interval
     results: dict[tuple[int, str], list[Run]] = defaultdict(list)
+    ratios: dict[int, list[float]] = defaultdict(list)
     with tempfile.TemporaryDirectory() as tmp:
         for run in range(args.repeats):
-            for w in args.workers:
-                with fresh_schema() as url:
+            records: list[tuple[Record, int, Run, dict[str, float]]] = []
+            for w in workers:
+                with fresh_store(store) as url:
                     data = Path(tmp) / f"w{w}r{run}"
+                    name = f"{game} {store} workers={w} closed {args.clients}"
+                    record = Record("bench_http", f"{name} {args.label}".strip())
                     with server(url, data, interval, w) as (base, pid):
                         closed = asyncio.run(
                             closed_loop(base, pid, "c", args.clients, args.seconds)
                         )
+                        extra: dict[str, float] = {}
+                        records.append((record, w, closed, extra))
                         phase = f"closed {args.clients}"
                         report(f"run {run + 1}, workers {w}, {phase} clients", closed)
                         results[(w, phase)].append(closed)
@@ -624,13 +708,40 @@ def main() -> int:
                                 opened,
                             )
                             results[(w, phase)].append(opened)
+                            tag = f"open_{round(fraction * 100)}"
+                            extra[tag + "_rounds_per_s"] = round(opened.rate, 1)
+                            extra[tag + "_p99_ms"] = round(pct(opened.requests(), 0.99), 2)
                         if args.solo:
                             alone = asyncio.run(solo(base, pid, "s", args.solo))
                             report(f"run {run + 1}, workers {w}, 1 client", alone)
                             results[(w, "solo")].append(alone)
+                if args.baseline_root is not None:
+                    # The same closed loop on the baseline's server, right after: the
+                    # ratio of the two is what this run says of the change.
+                    with fresh_store(store) as url:
+                        data = Path(tmp) / f"base-w{w}r{run}"
+                        where = (url, data, interval, w, args.baseline_root)
+                        with server(*where) as (base, pid):
+                            old = asyncio.run(
+                                closed_loop(base, pid, "c", args.clients, args.seconds)
+                            )
+                    report(f"run {run + 1}, workers {w}, baseline server, closed", old)
+                    results[(w, "baseline closed")].append(old)
+                    cpu_now = closed.cpu["server"] / closed.rounds
+                    cpu_old = old.cpu["server"] / old.rounds
+                    print(
+                        f"  run {run + 1}, workers {w}: this / baseline server:"
+                        f" rounds/s {closed.rate / old.rate:.2f},"
+                        f" server CPU per round {cpu_now / cpu_old:.2f}"
+                    )
+                    extra["baseline_server_rounds_per_s"] = round(old.rate, 1)
+                    extra["baseline_server_cpu_ms_per_round"] = round(cpu_old * 1000, 3)
+                    extra["cpu_per_round_over_baseline_server"] = round(cpu_now / cpu_old, 3)
+            local: Run | None = None
             if args.in_process:
-                with fresh_schema() as url:
-                    app = bootstrap(Settings(database_url=url, data_dir=Path(tmp) / f"inproc{run}"))
+                with fresh_store(store) as url:
+                    settings = Settings(database_url=url, data_dir=Path(tmp) / f"inproc{run}")
+                    app = bootstrap(settings)
                     app.sealer.start(interval)
                     try:
                         local = run_in_process(app, "c", args.clients, args.seconds)
@@ -638,12 +749,30 @@ def main() -> int:
                         app.close()
                 report(f"run {run + 1}, in-process, {args.clients} threads", local)
                 results[(0, "in-process")].append(local)
-    summary(results, args.workers)
+                for w in workers:
+                    http = results[(w, f"closed {args.clients}")][-1]
+                    ratios[w].append(http.rate / local.rate)
+                    print(
+                        f"  run {run + 1}: HTTP workers {w} / in-process rounds/s:"
+                        f" {http.rate / local.rate:.2f}"
+                    )
+            if not args.no_record:
+                for record, _w, closed, extra in records:
+                    baseline: dict[str, Any] | None = None
+                    if local is not None:
+                        baseline = {
+                            "in_process": figures(local),
+                            "http_over_in_process": round(closed.rate / local.rate, 3),
+                        }
+                    record.done({**figures(closed), **extra}, baseline, quiet=True)
+    summary(results, workers)
     if args.in_process:
         rates = [r.rate for r in results[(0, "in-process")]]
         print(f"  in-process {args.clients} threads: {spread(rates)} rounds/s")
-    print(f"load average {os.getloadavg()[0]:.2f} at end")
-    return 0
+        cpu = [r.cpu["process"] / r.rounds * 1000 for r in results[(0, "in-process")]]
+        print(f"  in-process CPU per round: {spread(cpu, ' ms', 2)}")
+        for w in workers:
+            print(f"  HTTP workers {w} / in-process rounds/s: {spread(ratios[w], '', 2)}")
 
 
 if __name__ == "__main__":

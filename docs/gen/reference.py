@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import statistics
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -590,6 +591,64 @@ def read_side_page(results: Path | None = None) -> str:
     return "".join(out)
 
 
+def http_figures_page(results: Path | None = None) -> str:
+    """docs/performance/http-figures.md: per game, store, workers and label, the median
+    and spread of every recorded closed-loop run of bench/bench_http.py."""
+    folder = results or ROOT / "bench" / "results"
+    path = folder / "bench_http.jsonl"
+    runs = (
+        [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+        if path.exists()
+        else []
+    )
+    out = [
+        HEADER.format(source="bench/results/bench_http.jsonl"),
+        "# Request path: measured figures\n\n",
+        "What `bench/bench_http.py` recorded, grouped by run name (game, store, workers,\n",
+        "clients and the label given to the run): the median of the runs and, in\n",
+        "brackets, the lowest and highest. Server CPU is every server process's user and\n",
+        "system time over the closed loop, per round; p50 and p99 are of every request;\n",
+        "the open-loop p99 is at 75 % of that run's saturation; HTTP / in-process is the\n",
+        "closed loop's rounds/s over the same rounds through `Casino.command` in the same\n",
+        "run. The load is the 1-minute load average when each run started (2 cores).\n",
+        "Every run is also listed, whole, in [Benchmarks](../benchmarks.md); what the\n",
+        "figures mean is in [The request path](request-path.md).\n",
+    ]
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        groups.setdefault(run.get("run", ""), []).append(run)
+    if not groups:
+        out.append("\nNo run has been recorded yet.\n")
+        return "".join(out)
+
+    def cell(values: list[Any], digits: int = 1) -> str:
+        got = [float(v) for v in values if isinstance(v, (int, float))]
+        if not got:
+            return ""
+        mid = statistics.median(got)
+        return f"{mid:.{digits}f} ({min(got):.{digits}f}–{max(got):.{digits}f})"
+
+    out.append(
+        "\n| run | runs | rounds/s | server CPU ms/round | request p50 ms | request p99 ms "
+        "| open 75 % p99 ms | HTTP / in-process | load | dates |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n"
+    )
+    for name, group in groups.items():
+        figs = [g["figures"] for g in group]
+        ratios = [(g.get("baseline") or {}).get("http_over_in_process") for g in group]
+        loads = ", ".join(str((g.get("load") or {}).get("before", ["?"])[0]) for g in group)
+        dates = sorted({g["date"][:16].replace("T", " ") for g in group})
+        out.append(
+            f"| {_cell(name)} | {len(group)} | {cell([f.get('rounds_per_s') for f in figs])}"
+            f" | {cell([f.get('cpu_ms_per_round_server') for f in figs], 2)}"
+            f" | {cell([f.get('p50_ms') for f in figs])}"
+            f" | {cell([f.get('p99_ms') for f in figs])}"
+            f" | {cell([f.get('open_75_p99_ms') for f in figs])}"
+            f" | {cell(ratios, 2)} | {loads} | {dates[0]} – {dates[-1][11:]} |\n"
+        )
+    return "".join(out)
+
+
 # -- all pages ----------------------------------------------------------------------------
 
 
@@ -609,6 +668,7 @@ def pages() -> dict[Path, Callable[[], str]]:
         DOCS / "reference" / "http-api.md": lambda: http_api_page(spec()),
         DOCS / "benchmarks.md": benchmarks_page,
         DOCS / "read-side-figures.md": read_side_page,
+        DOCS / "performance" / "http-figures.md": http_figures_page,
     }
 
 
@@ -625,6 +685,7 @@ def main() -> int:
     for path, make in pages().items():
         text = make()
         if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
             print(f"wrote {path.relative_to(ROOT)}")
     return 0
