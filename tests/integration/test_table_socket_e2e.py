@@ -272,3 +272,41 @@ def test_two_servers_one_session_closing_one_connection_keeps_the_seat(tmp_path:
     finally:
         _stop(proc_b)
         _stop(proc_a)
+
+
+def test_the_connection_guard_counts_a_socket_until_it_closes(tmp_path: Path) -> None:
+    """A socket is a connection of its address for the guard (api/connection_guard.py):
+    with three allowed per address, a fourth handshake is answered 503 and not upgraded;
+    once one socket has closed, a new one opens (its count was released)."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import InvalidStatus
+
+    base, _, proc = launch(tmp_path, startup_seconds=180, CROUPIER_MAX_CONNECTIONS_PER_ADDRESS="3")
+    try:
+        with httpx.Client(base_url=base, headers=_operator(tmp_path), timeout=30) as op:
+            _post(op, "/v1/tables", {"table": TABLE, "currency": "EUR", "config": CONFIG})
+            sessions = _sessions(op, ["g1", "g2", "g3", "g4"])
+        ws = base.replace("http://", "ws://", 1) + f"/v1/tables/{TABLE}/ws?access_token="
+
+        async def go() -> None:
+            held = [await connect(ws + token) for _, token in sessions[:3]]
+            with pytest.raises(InvalidStatus) as e:
+                async with connect(ws + sessions[3][1]):
+                    pass
+            assert e.value.response.status_code == 503
+            assert json.loads(e.value.response.body or b"{}")["code"] == "too-many-connections"
+            await held.pop().close()
+            for _ in range(50):  # the server hears of the close a moment later
+                try:
+                    async with connect(ws + sessions[3][1]):
+                        break
+                except InvalidStatus:
+                    await asyncio.sleep(0.1)
+            else:
+                raise AssertionError("a closed socket's connection was never released")
+            for h in held:
+                await h.close()
+
+        asyncio.run(go())
+    finally:
+        _stop(proc)
