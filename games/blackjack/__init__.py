@@ -36,7 +36,7 @@ from games.blackjack.errors import (
 )
 from games.blackjack.hand import CHARLIE_CARDS, Hand, total_of
 from games.blackjack.paytables import DEFAULT_PAYTABLES, OUTCOMES, PAYTABLES, SideBet, SidePaytable
-from games.blackjack.replay import RoundRecord, SeatPlan, play_round
+from games.blackjack.replay import RoundRecord, SeatPlan, ShownRound, play_round, replay_seat
 from games.blackjack.round import (
     InsuranceClosed,
     StepClosed,
@@ -112,6 +112,7 @@ __all__ = [
     "Shoe",
     "ShoeExhausted",
     "ShoeMismatch",
+    "ShownRound",
     "SideBet",
     "SidePaytable",
     "SideResult",
@@ -136,6 +137,7 @@ __all__ = [
     "place_bets",
     "play_dealer",
     "play_round",
+    "replay_seat",
     "round_outcome",
     "settle_seat",
     "settle_seats",

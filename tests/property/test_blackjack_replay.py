@@ -1,14 +1,17 @@
 """Properties of the shared blackjack round under any decisions (hypothesis): every seat's
 draws are the shoe's cards in order, money is conserved per seat, and replaying the
-recorded (shoe seed, start position, bets, decisions per step) gives the live round."""
+recorded (shoe seed, start position, bets, decisions per step) gives the live round, as
+does replaying each seat alone from the cards the round showed (a live table's replay)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from games.blackjack.decisions import Decision, DecisionKind
-from games.blackjack.replay import SeatPlan, play_round
+from games.blackjack.replay import SeatPlan, ShownRound, play_round, replay_seat
 from games.blackjack.round import (
     close_insurance,
     close_step,
@@ -22,6 +25,7 @@ from games.blackjack.seat import Seat, decide, options
 from games.blackjack.settlement import HandOutcome, SeatSettlement, settle_seats
 from games.blackjack.shared import Phase, SharedRound
 from games.blackjack.shoe import shoe_from_seed
+from games.cards import Rank
 from tests.unit.blackjack_support import FAKE_CASHOUT
 
 K = DecisionKind
@@ -37,7 +41,7 @@ def bets(draw: st.DrawFn) -> tuple[int, dict[str, int]]:
 
 def _live(
     data: st.DataObject, rules: Rules, seed: bytes, start: int, n: int
-) -> tuple[SharedRound, list[Seat], list[SeatSettlement], list[SeatPlan]]:
+) -> tuple[SharedRound, list[Seat], list[SeatSettlement], list[SeatPlan], list[int]]:
     shoe = shoe_from_seed(rules, seed)
     shared = open_round(rules, start, FAKE_CASHOUT)
     wagers = [data.draw(bets()) for _ in range(n)]
@@ -56,7 +60,9 @@ def _live(
                 if not funded:
                     unfunded[i].add(0)
         shared, seats, _ = close_insurance(shared, seats, shoe)
+    closed: list[int] = []
     while shared.phase is Phase.STEP:
+        closed.append(shared.step)
         for i in range(n):
             offered = options(shared, seats[i])
             if not offered:
@@ -84,7 +90,7 @@ def _live(
         )
         for i in range(n)
     ]
-    return shared, seats, settle_seats(shared, seats), plans
+    return shared, seats, settle_seats(shared, seats), plans, closed
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -99,7 +105,7 @@ def test_any_decisions_draw_in_shoe_order_conserve_money_and_replay_equal_live(
     data: st.DataObject, seed: bytes, start: int, n: int, all_bets: bool
 ) -> None:
     rules = Rules(ten_up=TenUpReading.ALL_BETS if all_bets else TenUpReading.ORIGINAL_ONLY)
-    shared, seats, settled, plans = _live(data, rules, seed, start, n)
+    shared, seats, settled, plans, closed = _live(data, rules, seed, start, n)
     shoe = shoe_from_seed(rules, seed)
     after_initial = list(shoe[start + 4 :])
 
@@ -133,6 +139,22 @@ def test_any_decisions_draw_in_shoe_order_conserve_money_and_replay_equal_live(
     assert record.shared == shared
     assert list(record.seats) == seats
     assert list(record.settlements) == settled
+    # each seat alone, from the cards the round showed and its own inputs
+    assert shared.up is not None
+    shown = ShownRound.of(
+        rules,
+        start,
+        player_cards=shared.player_cards,
+        up=shared.up,
+        hole=shared.hole,
+        step_cards=shared.step_cards,
+        dealer_draws=shared.dealer_draws,
+        insurance_closed=shared.up.rank is Rank.ACE,
+        closed_steps=closed,
+        cashout=FAKE_CASHOUT,
+    )
+    assert shown.now == replace(shared, cut_out=False)
+    assert [replay_seat(shown, plan) for plan in plans] == seats
 
 
 @settings(max_examples=40, deadline=None)
