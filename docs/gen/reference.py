@@ -610,7 +610,9 @@ def http_figures_page(results: Path | None = None) -> str:
         "system time over the closed loop, per round; p50 and p99 are of every request;\n",
         "the open-loop p99 is at 75 % of that run's saturation; HTTP / in-process is the\n",
         "closed loop's rounds/s over the same rounds through `Casino.command` in the same\n",
-        "run. The load is the 1-minute load average when each run started (2 cores).\n",
+        "run; CPU / baseline server is this server's CPU per round over that of a\n",
+        "baseline checkout's server run right after it (`--baseline-root`). The load is\n",
+        "the 1-minute load average when each run started (2 cores).\n",
         "Every run is also listed, whole, in [Benchmarks](../benchmarks.md); what the\n",
         "figures mean is in [The request path](request-path.md).\n",
     ]
@@ -630,8 +632,8 @@ def http_figures_page(results: Path | None = None) -> str:
 
     out.append(
         "\n| run | runs | rounds/s | server CPU ms/round | request p50 ms | request p99 ms "
-        "| open 75 % p99 ms | HTTP / in-process | load | dates |\n"
-        "|---|---|---|---|---|---|---|---|---|---|\n"
+        "| open 75 % p99 ms | HTTP / in-process | CPU / baseline server | load | dates |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     for name, group in groups.items():
         figs = [g["figures"] for g in group]
@@ -644,7 +646,9 @@ def http_figures_page(results: Path | None = None) -> str:
             f" | {cell([f.get('p50_ms') for f in figs])}"
             f" | {cell([f.get('p99_ms') for f in figs])}"
             f" | {cell([f.get('open_75_p99_ms') for f in figs])}"
-            f" | {cell(ratios, 2)} | {loads} | {dates[0]} – {dates[-1][11:]} |\n"
+            f" | {cell(ratios, 2)}"
+            f" | {cell([f.get('cpu_per_round_over_baseline_server') for f in figs], 2)}"
+            f" | {loads} | {dates[0]} – {dates[-1][11:]} |\n"
         )
     return "".join(out)
 
