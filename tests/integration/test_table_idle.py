@@ -26,6 +26,8 @@ from ledger import contracts
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.keys import Keyring
+from ledger.requests import Request
+from ledger.results import Result
 from ledger.settings import Settings
 from ledger.tables import commands as tc
 from ledger.tables.aggregates import TableRound, table_round_id_for
@@ -239,3 +241,48 @@ def test_a_log_with_betting_reopened_rows_verifies_and_replays(legacy: Path) -> 
     finally:
         app.close()
     assert audit_cli(["verify", "--db", db, "--balances", "--trust-local-keyring"]) == 0
+
+
+def test_every_table_answer_recorded_by_the_old_code_reads_back_as_its_typed_result(
+    legacy: Path,
+) -> None:
+    """The old handlers recorded dicts: each reads back as its command's frozen result,
+    with the same value under every recorded key (a runner step is named by its request
+    id, as the runner names it: ``open:N``, ``N:vV:deal``, ``N:settle-batch:B``...)."""
+    app = bootstrap(Settings(data_dir=legacy))
+    try:
+        notes = app.recorder.select_notifications(
+            start=1, limit=10_000, topics=[contracts.REQUEST_ACCEPTED]
+        )
+        records = [app.find(Request, n.originator_id) for n in notes]
+        steps: dict[str, type[tc.RunnerCommand[Any]]] = {
+            k.action: k
+            for k in app.handlers
+            if isinstance(k, type) and issubclass(k, tc.RunnerCommand)
+        }
+        players = {
+            k.name: k
+            for k in app.handlers
+            if k.__module__ == tc.__name__ and not issubclass(k, tc.RunnerCommand)
+        }
+        read = 0
+        for record in records:
+            assert record is not None
+            if record.command not in players and record.command != tc.RunnerCommand.name:
+                continue  # not a table command (an account's, a session's)
+            if record.command == tc.RunnerCommand.name:
+                parts = record.request_id.split(":")
+                action = parts[0] if parts[0] == "open" else parts[2 if parts[1][0] == "v" else 1]
+                kind: Any = steps[action]
+            else:
+                kind = players[record.command]
+            answer = kind.answer_from(record.result)
+            assert isinstance(answer, Result)
+            wire = answer.wire()
+            assert {k: wire.get(k, "<missing>") for k in record.result} == record.result
+            read += 1
+        assert read >= 10 and {"deal", "step", "settle"} <= {
+            r.request_id.split(":")[2] for r in records if r is not None and ":v" in r.request_id
+        }
+    finally:
+        app.close()
