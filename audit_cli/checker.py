@@ -8,70 +8,74 @@ the auditor (``pin``) or, unpinned, checked against the local keyring only.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from audit_cli.books import Books
+from audit_cli.chunk import ROW_CHECKS, Checked, ChunkSummary, Status
+from audit_cli.findings import Finding
 from audit_cli.rows import Row
-from ledger import envelope, merkle
+from ledger import contracts, envelope, merkle
 
 if TYPE_CHECKING:
     from audit_cli.reexec import Reexec
 
-CHECKPOINT_TOPIC = "croupier/checkpoint/sealed@1"
-SESSION_CLOSED_TOPIC = "croupier/session/closed@1"
-SESSION_OPENED_TOPIC = "croupier/session/opened@1"
-ACCOUNT_OPENED_TOPIC = "croupier/account/opened@1"
-REQUEST_TOPIC = "croupier/request/accepted@1"
-TRUST_TOPICS = (envelope.GENESIS_TOPIC, envelope.ROTATED_TOPIC)
-INTERNAL_LEDGERS = ("account:", "session:")
 TRUST_ID = str(envelope.TRUST_ID)
 
-ROW_CHECKS = {
-    "row-id": "the row id is not an integer from 1 to 2^48",
-    "row-originator-id": "the originator id is not a canonical UUID (lower-case hex)",
-    "row-version": "the version is not an integer from 1 to 2^63-1",
-    "row-topic": "the topic is not UTF-8 text",
-    "envelope": "state is not a signed envelope",
-}
+
+class Trust(StrEnum):
+    """What the log's keys were checked against."""
+
+    PINNED = "pinned"
+    """The genesis key is the fingerprint the auditor pinned."""
+    UNPINNED = "unpinned"
+    """The genesis key was checked against the local keyring only."""
+    NO_GENESIS = "no-genesis"
+    """A format 1 log: the local keyring only."""
 
 
-class Books(NamedTuple):
-    """The books of a chunk of rows (``verify._books``), for ``Checker.feed_summary``:
-    what each row would add, summed per ledger, and what the order of the whole log
-    decides (the balance before the chunk, the sessions closed before it)."""
+class KeyEvent(NamedTuple):
+    """A key of the log's key history, valid from a row on."""
 
-    deltas: dict[str, int]
-    """Ledger -> the chunk's net movement (in the order the ledgers are first moved)."""
-    lows: dict[str, int]
-    """Account or session ledger -> the lowest of its running net movement in the chunk
-    right after it paid out (below zero with the balance before the chunk: a finding)."""
-    currencies: dict[str, str]
-    players: list[tuple[str, str]]
-    requests: dict[str, str]
-    opened: list[str]
-    closed: list[str]
-    into: set[str]
-    """Sessions money moved into (before any close of theirs in the chunk)."""
-    balances: dict[str, tuple[int, int]]
-    moves: list[tuple[int, str, int, str, str, int]]
-    checkpoints: list[tuple[int, Row, dict[str, Any]]]
+    kid: str
+    from_row: int
+    event: str
+    """``genesis`` or ``rotation``."""
 
 
-@dataclass(frozen=True)
-class Finding:
-    check: str
-    message: str
-    notification_id: int | None = None
-    originator_id: str | None = None
-    version: int | None = None
+class Checkpoint(NamedTuple):
+    """A signed tree head row, at its position, with the key valid there."""
+
+    row: Row
+    position: int
+    fields: dict[str, Any]
+    key: Ed25519PublicKey | None
 
 
 @dataclass
+class _Tally:
+    """The report's figures while the log is read (:meth:`Checker.finish` freezes them)."""
+
+    events: int = 0
+    checkpoints: int = 0
+    covered: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    latest_head: dict[str, Any] | None = None
+    trust: Trust = Trust.NO_GENESIS
+    genesis_fingerprint: str | None = None
+    log_id: str | None = None
+    key_history: list[KeyEvent] = field(default_factory=list)
+    snapshots: int = 0
+
+
+@dataclass(frozen=True)
 class Report:
+    """What ``verify`` found in a whole log."""
+
     events: int = 0
     aggregates: int = 0
     checkpoints: int = 0
@@ -82,12 +86,10 @@ class Report:
     latest_head: dict[str, Any] | None = None
     players: dict[str, str] = field(default_factory=dict)
     """Player id of each ``account:<id>`` ledger, from the accounts' opening events."""
-    trust: str = "no-genesis"
-    """``pinned`` (genesis key = the pinned fingerprint), ``unpinned`` (checked against
-    the local keyring only) or ``no-genesis`` (a format 1 log: local keyring only)."""
+    trust: Trust = Trust.NO_GENESIS
     genesis_fingerprint: str | None = None
     log_id: str | None = None
-    key_history: list[dict[str, Any]] = field(default_factory=list)
+    key_history: list[KeyEvent] = field(default_factory=list)
     snapshots: int = 0
     """Snapshots checked against the replay of their events (``audit_cli.snapshots``)."""
     rounds: dict[str, int] | None = None
@@ -104,7 +106,7 @@ class Report:
             "trust": self.trust,
             "genesis_fingerprint": self.genesis_fingerprint,
             "log_id": self.log_id,
-            "key_history": self.key_history,
+            "key_history": [k._asdict() for k in self.key_history],
             "events": self.events,
             "aggregates": self.aggregates,
             "checkpoints": self.checkpoints,
@@ -133,6 +135,9 @@ def _public(hex_key: Any) -> Ed25519PublicKey | None:
 
 
 class Checker:
+    """The log read in order: each row's key against the key history, its chain, the
+    books (``audit_cli.books``) and the checkpoints, from the workers' results."""
+
     def __init__(
         self,
         public_keys: dict[str, Ed25519PublicKey] | None,
@@ -145,21 +150,14 @@ class Checker:
         self.anchor = anchor
         self.pin = normalise_pin(pin) if pin else None
         self.check_gaps = check_gaps
-        self.report = Report()
+        self.tally = _Tally()
         self.heads: dict[str, tuple[int, bytes]] = {}
         self.leaves: list[bytes] = []
         self.blocks: list[tuple[int, list[bytes]]] = []
         """(position, Merkle nodes above the leaves) of chunks the workers hashed."""
         self._leaf_table: merkle.LeafTable | None = None
-        self.checkpoints: list[tuple[Row, int, dict[str, Any], Ed25519PublicKey | None]] = []
-        self.ledgers: dict[str, int] = defaultdict(int)
-        self.currencies: dict[str, str] = {}
-        self.recorded_balance: dict[str, tuple[int, int]] = {}
-        self.closed: set[str] = set()
-        self.sessions: set[str] = set()
-        self.requests: dict[str, str] = {}
-        self.movement_requests: list[tuple[int, str, int, str, str, int]] = []
-        """(row id, originator id, version, request id, digest, seq) of each movement."""
+        self.checkpoints: list[Checkpoint] = []
+        self.books = Books()
         self.last_id: int | None = None
         # Key history: the key valid from the next row on, and the one for this row.
         self.genesis: dict[str, Any] | None = None
@@ -175,7 +173,7 @@ class Checker:
         """Re-execution of every round (``audit_cli.reexec``), fed by ``verify``."""
 
     def find(self, check: str, message: str, row: Row | None = None) -> None:
-        self.report.findings.append(
+        self.tally.findings.append(
             Finding(
                 check,
                 message,
@@ -185,105 +183,71 @@ class Checker:
             )
         )
 
-    def feed(self, rows: list[Row], results: list[Any]) -> None:
+    def feed(self, rows: list[Row], results: list[Checked]) -> None:
         for row, (status, h, prev, leaf, extract, kid, fmt) in zip(rows, results, strict=True):
-            self.report.events += 1
+            self.tally.events += 1
             position = len(self.leaves)
             self.leaves.append(leaf)
             if status in ROW_CHECKS:
                 n = row.notification_id if type(row.notification_id) is int else None
-                self.report.findings.append(
-                    Finding(status, f"row {row.notification_id!r}: {ROW_CHECKS[status]}", n)
+                self.tally.findings.append(
+                    Finding(status.value, f"row {row.notification_id!r}: {ROW_CHECKS[status]}", n)
                 )
                 continue
             where = f"row {row.notification_id} ({row.originator_id} v{row.version}, {row.topic})"
             self._gap(row)
-            if status == "unknown-key":
+            if status == Status.UNKNOWN_KEY:
                 self.find("unknown-key", f"{where}: signed with a key not in the keyring", row)
-            elif status == "signature":
+            elif status == Status.SIGNATURE:
                 self.find("signature", f"{where}: signature does not verify", row)
             key = self._trust(row, position, status, extract, kid, fmt, where)
             self._chain(row, h, prev, where)
             if self.observer is not None:
                 self.observer(row, status, h, kid, key)
-            if status == "ok" and extract is not None:
-                self._money_and_checkpoints(row, position, extract, where, key)
+            if status == Status.OK and extract is not None:
+                if row.topic == contracts.CHECKPOINT_SEALED:
+                    self.checkpoints.append(Checkpoint(row, position, extract, key))
+                else:
+                    named = self.genesis is not None  # since the genesis, by request
+                    self.books.record(row, extract, where, self.find, named_requests=named)
 
-    def feed_summary(
-        self,
-        first_id: int,
-        last_id: int,
-        consecutive: bool,
-        kid: str,
-        leaves: bytes,
-        chains: list[tuple[str, int, bytes, int, bytes]],
-        books: Books,
-        levels: list[bytes] | None = None,
-    ) -> int | None:
+    def feed_summary(self, chunk: ChunkSummary) -> int | None:
         """A chunk of rows a worker found well formed, validly signed by one key, linked
-        within the chunk, with no trust row and no row a snapshot check replays
-        (``verify._summarise``): check what only the order of the whole log shows (the
-        key valid here, the gap before it, each aggregate's first link in it), then its
-        books. None (nothing changed) when any of those fails: the caller feeds the rows
-        one by one, for the findings ``feed`` reports."""
-        if self.current is None or kid != self.current[0]:
+        within the chunk, with no trust row, no row a snapshot check replays and books that
+        report nothing (``chunk.summarise``): check what only the order of the whole log
+        shows (the key valid here, the gap before it, each aggregate's first link in it,
+        its books against the log's before), then add it. None (nothing changed) when any
+        of those fails: the caller feeds the rows one by one, for the findings ``feed``
+        reports."""
+        if self.current is None or chunk.kid != self.current[0]:
             return None
         if self.check_gaps and not (
-            consecutive and (self.last_id is None or first_id == self.last_id + 1)
+            chunk.consecutive and (self.last_id is None or chunk.first_id == self.last_id + 1)
         ):
             return None
         heads = self.heads
-        for oid, version, prev, _, _ in chains:
+        for oid, version, prev, _, _ in chunk.chains:
             last = heads.get(oid)
             if last is None:
                 if version != 1 or prev != envelope.GENESIS:
                     return None
             elif version != last[0] + 1 or prev != last[1]:
                 return None
-        (deltas, lows, currencies, players, requests, opened, closed, into, balances, moves) = (
-            books.deltas,
-            books.lows,
-            books.currencies,
-            books.players,
-            books.requests,
-            books.opened,
-            books.closed,
-            books.into,
-            books.balances,
-            books.moves,
-        )
-        if not self.closed.isdisjoint(closed) or not self.closed.isdisjoint(into):
-            return None  # a session closed twice, money moved into a closed session
-        known = self.currencies
-        for name, cur in currencies.items():
-            if known.get(name, cur) != cur:
-                return None  # a ledger moving in two currencies
-        ledgers = self.ledgers
-        for name, low in lows.items():
-            if ledgers.get(name, 0) + low < 0:
-                return None  # an account or session below zero
-        for oid, _, _, version, h in chains:
+        if not self.books.absorb(chunk.books):
+            return None
+        for oid, _, _, version, h in chunk.chains:
             heads[oid] = (version, h)
         position = len(self.leaves)
+        leaves = chunk.leaves
         count = len(leaves) // 32
         self.leaves.extend([leaves[i : i + 32] for i in range(0, len(leaves), 32)])
-        if levels:
-            self.blocks.append((position, levels))
-        self.report.events += count
-        self.last_id = last_id
+        if chunk.levels:
+            self.blocks.append((position, chunk.levels))
+        self.tally.events += count
+        self.last_id = chunk.last_id
         key = self.current[1]
-        for i, row, x in books.checkpoints:
-            self.checkpoints.append((row, position + i, x, key))
-        self.report.players.update(players)
-        self.requests.update(requests)
-        self.sessions.update(opened)
-        self.closed.update(closed)
-        for name, cur in currencies.items():
-            known.setdefault(name, cur)
-        for name, delta in deltas.items():
-            ledgers[name] += delta
-        self.recorded_balance.update(balances)
-        self.movement_requests.extend(moves)
+        for i, row, x in chunk.checkpoints:
+            self.checkpoints.append(Checkpoint(row, position + i, x, key))
         return count
 
     def _gap(self, row: Row) -> None:
@@ -357,11 +321,11 @@ class Checker:
         self.genesis = {"legacy": legacy, "legacy_keys": legacy_keys}
         self.genesis_position = position
         self.current = (kid, pub)
-        r = self.report
+        r = self.tally
         r.genesis_fingerprint, r.log_id = "SHA256:" + fp, str(x.get("log_id"))
-        r.key_history.append({"kid": kid, "from_row": row.notification_id, "event": "genesis"})
+        r.key_history.append(KeyEvent(kid, row.notification_id, "genesis"))
         if self.pin is not None:
-            r.trust = "pinned"
+            r.trust = Trust.PINNED
             if fp != self.pin:
                 self.find(
                     "trust-pin",
@@ -369,7 +333,7 @@ class Checker:
                     row,
                 )
         else:
-            r.trust = "unpinned"
+            r.trust = Trust.UNPINNED
             local = self.public_keys.get(kid)
             if local is None or local.public_bytes_raw() != pub.public_bytes_raw():
                 self.find(
@@ -401,11 +365,11 @@ class Checker:
                 pub is not None
                 and x.get("old_kid") == old
                 and key_id(pub) == x.get("kid")
-                and self.report.log_id is not None
+                and self.tally.log_id is not None
             )
             if ok and pub is not None:
                 message = envelope.rotation_message(
-                    bytes.fromhex(str(self.report.log_id)), old, pub.public_bytes_raw()
+                    bytes.fromhex(str(self.tally.log_id)), old, pub.public_bytes_raw()
                 )
                 pub.verify(bytes.fromhex(str(x.get("proof"))), message)
         except (ValueError, TypeError, envelope.InvalidSignature):
@@ -414,9 +378,7 @@ class Checker:
             self.find("trust-rotation", f"{where}: the rotation does not verify", row)
             return
         self.current = (str(x["kid"]), pub)
-        self.report.key_history.append(
-            {"kid": x["kid"], "from_row": row.notification_id, "event": "rotation"}
-        )
+        self.tally.key_history.append(KeyEvent(str(x["kid"]), row.notification_id, "rotation"))
 
     # -- chains, books, checkpoints ----------------------------------------------------
 
@@ -434,83 +396,35 @@ class Checker:
             self.find("chain-link", f"{where}: previous-event hash does not link", row)
         self.heads[row.originator_id] = (max(row.version, last[0] if last else 0), h)
 
-    def _money_and_checkpoints(
-        self,
-        row: Row,
-        position: int,
-        x: dict[str, Any],
-        where: str,
-        key: Ed25519PublicKey | None,
-    ) -> None:
-        if row.topic == CHECKPOINT_TOPIC:
-            self.checkpoints.append((row, position, x, key))
-            return
-        if row.topic == ACCOUNT_OPENED_TOPIC and isinstance(x.get("player_id"), str):
-            self.report.players[f"account:{row.originator_id}"] = x["player_id"]
-            return
-        if row.topic == REQUEST_TOPIC:
-            self.requests[row.originator_id] = str(x.get("digest"))
-            return
-        if row.topic == SESSION_OPENED_TOPIC:
-            self.sessions.add(row.originator_id)
-        if row.topic == SESSION_CLOSED_TOPIC:
-            if row.originator_id in self.closed:
-                self.find("books-double-close", f"{where}: session closed twice", row)
-            self.closed.add(row.originator_id)
-        mv = x.get("movement")
-        if isinstance(mv, dict):
-            self._movement(row, mv, where)
-        if "balance" in x:
-            self.recorded_balance[row.originator_id] = (int(x["balance"]), row.notification_id)
-
-    def _movement(self, row: Row, mv: dict[str, Any], where: str) -> None:
-        amount = mv.get("amount")
-        src, dst, cur = mv.get("source"), mv.get("destination"), mv.get("currency")
-        if type(amount) is not int or amount <= 0 or not isinstance(src, str):
-            self.find("books-movement", f"{where}: malformed movement {mv}", row)
-            return
-        if not isinstance(dst, str):
-            self.find("books-movement", f"{where}: malformed movement {mv}", row)
-            return
-        if self.genesis is not None:
-            # Since the genesis every movement names the request that made it.
-            req = mv.get("request")
-            if not isinstance(req, dict) or not req.get("id") or type(req.get("seq")) is not int:
-                self.find("books-request", f"{where}: the movement names no request", row)
-            else:
-                self.movement_requests.append(
-                    (
-                        row.notification_id,
-                        row.originator_id,
-                        row.version,
-                        str(req["id"]),
-                        str(req.get("digest")),
-                        int(req["seq"]),
-                    )
-                )
-        for name in (src, dst):
-            if self.currencies.setdefault(name, str(cur)) != cur:
-                self.find("books-currency", f"{where}: {name} moves in two currencies", row)
-        self.ledgers[src] -= amount
-        self.ledgers[dst] += amount
-        if dst.startswith("session:") and dst.split(":", 1)[1] in self.closed:
-            self.find("books-closed-session", f"{where}: money moved into closed {dst}", row)
-        if src.startswith(INTERNAL_LEDGERS) and self.ledgers[src] < 0:
-            self.find("books-negative", f"{where}: {src} below zero ({self.ledgers[src]})", row)
-
     def finish(self) -> Report:
-        r = self.report
-        r.aggregates = len(self.heads)
+        """The report, once every row is fed."""
+        t = self.tally
         self._check_checkpoints()
         self._check_legacy_prefix()
-        self._check_books()
+        self.books.findings(self.find)
+        rounds = None
         if self.reexec is not None:
-            findings, r.rounds = self.reexec.finish()
-            r.findings.extend(findings)
-        r.balances = dict(self.ledgers)
-        checkpoint_rows = {position for _, position, _, _ in self.checkpoints}
-        r.uncovered = sum(1 for p in range(r.covered, len(self.leaves)) if p not in checkpoint_rows)
-        return r
+            findings, rounds = self.reexec.finish()
+            t.findings.extend(findings)
+        checkpoint_rows = {c.position for c in self.checkpoints}
+        uncovered = sum(1 for p in range(t.covered, len(self.leaves)) if p not in checkpoint_rows)
+        return Report(
+            events=t.events,
+            aggregates=len(self.heads),
+            checkpoints=t.checkpoints,
+            covered=t.covered,
+            uncovered=uncovered,
+            findings=t.findings,
+            balances=dict(self.books.ledgers),
+            latest_head=t.latest_head,
+            players=dict(self.books.players),
+            trust=t.trust,
+            genesis_fingerprint=t.genesis_fingerprint,
+            log_id=t.log_id,
+            key_history=t.key_history,
+            snapshots=t.snapshots,
+            rounds=rounds,
+        )
 
     def _check_legacy_prefix(self) -> None:
         legacy = (self.genesis or {}).get("legacy")
@@ -535,70 +449,11 @@ class Checker:
             self._leaf_table = merkle.LeafTable(self.leaves, self.blocks)
         return self._leaf_table
 
-    def _check_books(self) -> None:
-        # Recorded balances must equal the balances replayed from the movements.
-        replayed = {
-            name.split(":", 1)[1]: bal
-            for name, bal in self.ledgers.items()
-            if name.startswith(INTERNAL_LEDGERS)
-        }
-        for oid, (bal, n) in self.recorded_balance.items():
-            if replayed.get(oid, 0) != bal:
-                self.find(
-                    "books-balance",
-                    f"aggregate {oid}: recorded balance {bal} (row {n}) "
-                    f"but movements give {replayed.get(oid, 0)}",
-                )
-        totals: dict[str, int] = defaultdict(int)
-        for name, bal in self.ledgers.items():
-            totals[self.currencies.get(name, "?")] += bal
-        for cur, total in totals.items():
-            if total != 0:
-                self.find("books-sum", f"movements in {cur} sum to {total}, not 0")
-        for name, bal in self.ledgers.items():
-            if not name.startswith("session:"):
-                continue
-            sid = name.split(":", 1)[1]
-            if sid not in self.sessions:
-                self.find("books-session", f"{name} holds {bal} but the log has no such session")
-            elif sid in self.closed and bal != 0:
-                self.find("books-session", f"closed {name} still holds {bal}, not 0")
-        # Each movement's request record exists with the same body digest, and each request
-        # numbered its movements 1, 2, ... once (saved in any order): a second movement 1
-        # is a request that moved money twice (its record deleted, the request retried).
-        numbers: dict[str, list[int]] = {}
-        requests = self.requests
-        for n, oid, version, rid, digest, seq in self.movement_requests:
-            found = requests.get(rid)
-            if found != digest:
-                row = Row(n, oid, version, "", b"")
-                if found is None:
-                    self.find(
-                        "books-request", f"row {n}: its request record {rid} is not in the log", row
-                    )
-                else:
-                    message = f"row {n}: request {rid} has another body digest"
-                    self.find("books-request", message, row)
-            seqs = numbers.get(rid)
-            if seqs is None:
-                numbers[rid] = [seq]
-            else:
-                seqs.append(seq)
-        for rid, seqs in numbers.items():
-            if len(seqs) == 1 and seqs[0] == 1:
-                continue  # (most requests move money once)
-            if sorted(seqs) != list(range(1, len(seqs) + 1)):
-                self.find(
-                    "books-request",
-                    f"request {rid} numbered its movements {sorted(seqs)}: "
-                    "it moved money more than once",
-                )
-
     def _check_checkpoints(self) -> None:
-        r = self.report
+        r = self.tally
         r.checkpoints = len(self.checkpoints)
-        ordered = sorted(self.checkpoints, key=lambda c: int(c[2].get("tree_size", -1)))
-        wanted = {int(x.get("tree_size", -1)) for _, _, x, _ in self.checkpoints}
+        ordered = sorted(self.checkpoints, key=lambda c: int(c.fields.get("tree_size", -1)))
+        wanted = {int(c.fields.get("tree_size", -1)) for c in self.checkpoints}
         if self.anchor is not None:
             wanted.add(int(self.anchor["tree_size"]))
         table = self._table()
@@ -614,7 +469,9 @@ class Checker:
                 )
         previous: tuple[int, bytes] | None = None
         expected_seq = 1
-        for row, _position, x, _ in sorted(self.checkpoints, key=lambda c: int(c[2].get("seq", 0))):
+        for row, _position, x, _ in sorted(
+            self.checkpoints, key=lambda c: int(c.fields.get("seq", 0))
+        ):
             if x.get("seq") != expected_seq:
                 self.find(
                     "checkpoint-sequence",
@@ -674,9 +531,9 @@ class Checker:
                         row,
                     )
             previous = (size, root)
-            if size >= self.report.covered:
-                self.report.covered = size
-                self.report.latest_head = {
+            if size >= self.tally.covered:
+                self.tally.covered = size
+                self.tally.latest_head = {
                     k: x[k]
                     for k in ("seq", "tree_size", "root_hash", "timestamp_ms", "kid", "signature")
                     if k in x
@@ -689,4 +546,4 @@ def _kid(key: Ed25519PublicKey) -> str:
     return key_id(key)
 
 
-__all__ = ["Checker", "Finding", "Report"]
+__all__ = ["Checker", "Finding", "KeyEvent", "Report", "Trust"]

@@ -155,7 +155,7 @@ def cmd_verify(args: argparse.Namespace, out: Console) -> int:
     summary.add_row("genesis key", report.genesis_fingerprint or "- (no genesis: format 1 log)")
     summary.add_row(
         "key history",
-        ", ".join(f"{k['kid']} from row {k['from_row']}" for k in report.key_history) or "-",
+        ", ".join(f"{k.kid} from row {k.from_row}" for k in report.key_history) or "-",
     )
     summary.add_row("rounds re-executed", _rounds_line(report.rounds))
     out.print(summary)

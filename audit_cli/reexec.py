@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
-from audit_cli.checker import Finding
+from audit_cli.findings import Finding
 from audit_cli.rows import Row
 from ledger import contracts, envelope
 

@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from audit_cli.checker import Finding
+from audit_cli.findings import Finding
 
 Fact = tuple[int, str, int, str, dict[str, Any]]
 ROUND, SEAT, SHOE = (

@@ -26,7 +26,8 @@ MAX_ROW_ID = envelope.MAX_ROW_ID
 (and spans of ids are never materialised, so a huge id costs nothing)."""
 NON_CANONICAL = "non-canonical:"
 """Prefix of an originator id that is not in the store's canonical form (reported)."""
-TRUST_TOPICS = ("croupier/trust/genesis@1", "croupier/trust/rotated@1")
+TRUST_TOPICS = (envelope.GENESIS_TOPIC, envelope.ROTATED_TOPIC)
+"""The key history's rows: the genesis and each rotation."""
 _HEX = frozenset("0123456789abcdef")
 
 

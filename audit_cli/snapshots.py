@@ -29,7 +29,8 @@ from eventsourcing.persistence import (
 
 import ledger.accounts  # importing them registers the snapshotted aggregates' topics
 import ledger.tables.aggregates  # noqa: F401
-from audit_cli.checker import Checker, Finding
+from audit_cli.checker import Checker
+from audit_cli.findings import Finding
 from audit_cli.rows import NON_CANONICAL, Row
 from ledger import envelope
 from ledger.snapshots import SNAPSHOT_TOPIC, SignedSnapshot
@@ -138,7 +139,7 @@ class SnapshotCheck:
         if env.prev_hash != event_hash or status != "ok":
             self._find("snapshot-link", where, row)  # or the event itself is not valid
             return
-        log_id = self.checker.report.log_id
+        log_id = self.checker.tally.log_id
         if env.kid != kid or key is None or log_id is None:
             self._find("snapshot-key", f"{where} (signed by {env.kid!r})", row)
             return
@@ -176,7 +177,7 @@ class SnapshotCheck:
     def _find(self, check: str, where: str, row: Row) -> None:
         version = row.version if type(row.version) is int else None
         oid = row.originator_id if type(row.originator_id) is str else repr(row.originator_id)
-        self.checker.report.findings.append(
+        self.checker.tally.findings.append(
             Finding(check, f"{where}: {CHECKS[check]}", None, oid, version)
         )
 

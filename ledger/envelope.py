@@ -153,6 +153,15 @@ def signing_message(
     )
 
 
+def message_prefix(log_id: bytes) -> bytes:
+    """What every format 2 signing message of the log ``log_id`` starts with: the domain
+    and the log id (a verifier that builds the rest of each row's message itself starts
+    from these bytes; :func:`signing_message` builds the whole)."""
+    if len(log_id) != 16:
+        raise EnvelopeError("log id must be 16 bytes")
+    return _EVENT_DOMAIN[2] + log_id
+
+
 def snapshot_message(
     originator_id: UUID | str | bytes,
     version: int,
@@ -329,6 +338,7 @@ __all__ = [
     "decode",
     "encode",
     "event_hash",
+    "message_prefix",
     "rotation_message",
     "seal",
     "seal_snapshot",

@@ -165,7 +165,7 @@ def test_two_rotations_verify_with_only_the_pinned_genesis_fingerprint(store: St
     ):
         assert report.ok, report.findings
         assert report.trust == "pinned"
-        assert [k["kid"] for k in report.key_history] == [first, second, third]
+        assert [k.kid for k in report.key_history] == [first, second, third]
     assert audit_main(["verify", "--db", store.db, "--pin", genesis, "--json"]) == 0
     # Another pin (another deployment's genesis): refused.
     other = Keyring.generate()

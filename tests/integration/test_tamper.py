@@ -17,6 +17,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 import audit_cli.verify as verify_module
+from audit_cli.chunk import ChunkChecker, ChunkSetup, summarise
 from audit_cli.rows import is_sqlite, read_rows, read_snapshot_rows, read_trust_rows
 from audit_cli.verify import Report
 from audit_cli.verify import verify as verify_all
@@ -495,9 +496,8 @@ def test_clean_chunks_are_handed_back_as_boundary_facts(store: Store) -> None:
     build_log(store)
     ordered = rows(store)
     log_id, named = verify_module.trust_candidates(r for r in ordered if r.topic in TRUST)
-    verify_module._init(named, log_id)
-    verify_module._LEARNED = None
     tail = [r for r in ordered[1:] if r.topic not in TRUST][:4]
-    summary = verify_module._summarise(tail, verify_module._check_chunk(tail))
-    assert summary is not None and summary[3] == store.keyring.signing_kid
-    assert len(summary[4]) == 32 * len(tail)
+    results, _ = ChunkChecker(ChunkSetup(named, log_id)).check(tail)
+    summary = summarise(tail, results, {})
+    assert summary is not None and summary.kid == store.keyring.signing_kid
+    assert len(summary.leaves) == 32 * len(tail)

@@ -16,14 +16,12 @@ from pathlib import Path
 import pytest
 
 import audit_cli.verify as verify_module
-from audit_cli.checker import (
-    REQUEST_TOPIC,
-    SESSION_CLOSED_TOPIC,
-    SESSION_OPENED_TOPIC,
-)
 from audit_cli.rows import read_rows, read_snapshot_rows, read_trust_rows
 from audit_cli.verify import Report, verify, verify_db
 from ledger import envelope
+from ledger.contracts import REQUEST_ACCEPTED as REQUEST_TOPIC
+from ledger.contracts import SESSION_CLOSED as SESSION_CLOSED_TOPIC
+from ledger.contracts import SESSION_OPENED as SESSION_OPENED_TOPIC
 from ledger.keys import Keyring, fingerprint
 from tests.conftest import Store
 

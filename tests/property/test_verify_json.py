@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from audit_cli.verify import _FIELDS, _extract
+from audit_cli.chunk import FIELDS as _FIELDS
+from audit_cli.chunk import extract as _extract
 
 
 def reference(payload: bytes) -> dict[str, Any]:
