@@ -4,21 +4,16 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from rich.console import Console
-
-from audit_cli.checker import Finding, Report, normalise_pin
-from audit_cli.output import FoldingTable as Table
+from audit_cli.checker import Report, Trust, normalise_pin
+from audit_cli.findings import Finding
 from audit_cli.verify import verify_db
 from cells import index
-from cells.cellmap import Cell, CellMap, CellMapError, load
+from cells.cellmap import Cell, CellMap
 from ledger.keys import KeyringError, load_public_keys
-
-EXIT_OK, EXIT_FINDINGS = 0, 1
 
 
 @dataclass
@@ -26,7 +21,7 @@ class CellsReport:
     reports: dict[str, Report] = field(default_factory=dict)
     findings: list[tuple[str, Finding]] = field(default_factory=list)
     """(cell, finding): each cell's own findings, then the index's."""
-    index_trust: str = "unpinned"
+    index_trust: Trust = Trust.UNPINNED
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -117,7 +112,7 @@ def _read_index(cellmap: CellMap, out: CellsReport) -> dict[str, dict[str, Any]]
         return None
     pin = _pin(cellmap.index_pin, "index_pin")
     if pin is not None:
-        out.index_trust = "pinned"
+        out.index_trust = Trust.PINNED
         if signer != pin:
             finding("cells-index-pin", f"the index is signed by {signer}, not the pinned {pin}")
     else:
@@ -173,60 +168,3 @@ def _check_head(name: str, head: dict[str, Any], report: Report, finding: Any) -
             f"has {uncovered} event(s) after it (newest checkpoint {newest}): the index is "
             "out of date",
         )
-
-
-def cmd_verify_cells(args: argparse.Namespace, out: Console) -> int:
-    try:
-        cellmap = load(args.cells)
-    except CellMapError as e:
-        raise KeyringError(str(e)) from e
-    report = verify_cells(cellmap, jobs=args.jobs)
-    trusted = args.trust_local_keyring or (
-        report.index_trust == "pinned" and all(r.trust == "pinned" for r in report.reports.values())
-    )
-    code = EXIT_OK if report.ok and trusted else EXIT_FINDINGS
-    if args.json:
-        doc = report.to_dict()
-        doc["ok"] = report.ok and trusted
-        out.print_json(json.dumps(doc))
-        return code
-    summary = Table(title="audit-cli verify --cells")
-    for col in ("cell", "database", "events", "checkpoints", "covered", "trust", "genesis key"):
-        summary.add_column(col)
-    for cell in cellmap.cells:
-        r = report.reports[cell.name]
-        summary.add_row(
-            cell.name,
-            cell.db,
-            str(r.events),
-            str(r.checkpoints),
-            str(r.covered),
-            r.trust,
-            r.genesis_fingerprint or "-",
-        )
-    out.print(summary)
-    for w in report.warnings:
-        out.print(f"[yellow]warning[/yellow]: {w}.", markup=True)
-    if report.ok:
-        out.print("[green]OK[/green]: every cell verifies and the signed index matches them.")
-        if not trusted:
-            out.print(
-                "[red]NOT TRUSTED[/red]: pin every cell ('pin') and the index key "
-                "('index_pin') in the cell map, or pass --trust-local-keyring."
-            )
-        return code
-    findings = Table(title=f"{len(report.findings)} finding(s)")
-    for col in ("cell", "check", "row", "aggregate", "version", "message"):
-        findings.add_column(col)
-    for cell_name, f in report.findings:
-        findings.add_row(
-            cell_name,
-            f.check,
-            str(f.notification_id or ""),
-            f.originator_id or "",
-            str(f.version or ""),
-            f.message,
-        )
-    out.print(findings)
-    out.print("[red]FAILED[/red]")
-    return EXIT_FINDINGS

@@ -13,15 +13,11 @@ the kinds named (repeatable).
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from rich.console import Console
-
-from audit_cli.output import FoldingTable
 from audit_cli.rows import read_rows
 from audit_cli.statement import in_range
 from ledger import contracts, envelope
@@ -100,36 +96,3 @@ def select(
         for r in rows
         if (not kinds or r.kind in kinds) and (since is None or in_range(r.time, since, None))
     ]
-
-
-def cmd_events(args: argparse.Namespace, out: Console) -> int:
-    rows = select(significant_events(args.db), args.since, args.kind)
-    if args.json:
-        print(json.dumps([r.to_dict() for r in rows], indent=2))
-        return 0
-    table = FoldingTable(title="significant events")
-    for column in ("#", "time (UTC)", "kind", "subject", "detail"):
-        table.add_column(column)
-    for r in rows:
-        detail = ", ".join(f"{k}={json.dumps(v)}" for k, v in r.detail.items())
-        table.add_row(str(r.notification_id), r.time, r.kind, r.subject, detail)
-    out.print(table)
-    return 0
-
-
-def add(sub: Any, common: argparse.ArgumentParser, when: Any) -> None:
-    ev = sub.add_parser(
-        "events",
-        parents=[common],
-        help="significant events: start/stop, keys, table config, pauses, voids, refusals",
-    )
-    ev.add_argument(
-        "--db",
-        default=None,  # main() reads the server's settings, as every other command does
-        help="SQLite file or postgresql://...?schema=NAME; default: the server's own store, "
-        "CROUPIER_DATABASE_URL if set, else CROUPIER_DATA_DIR/casino.sqlite",
-    )
-    ev.add_argument("--since", type=when, help="from this day or instant (ISO 8601, UTC)")
-    ev.add_argument("--kind", action="append", choices=KINDS, help="only this kind (repeatable)")
-    ev.add_argument("--json", action="store_true", help="machine-readable output")
-    ev.set_defaults(func=cmd_events)

@@ -4,13 +4,10 @@ the one typed :class:`audit_cli.report.Report`."""
 
 from __future__ import annotations
 
-import argparse
 import base64
 import csv
 import html
 import io
-import json
-import sys
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -19,7 +16,6 @@ from rich.console import Console
 from audit_cli.output import FoldingTable
 from audit_cli.report import (
     Report,
-    build_report,
     day_columns,
     rows_for_csv,
     session_columns,
@@ -183,49 +179,9 @@ placed (stake-weighted).</p>
     path.write_text(page)
 
 
-def _window(report: Report, start: str | None, end: str | None) -> Report:
+def window(report: Report, start: str | None, end: str | None) -> Report:
     if start is None and end is None:
         return report
     days = [d for d in report.days if in_range(d.day, start, end)]
     sessions = [s for s in report.sessions if in_range(s.opened_at, start, end)]
     return Report(report.zone, report.level, days, sessions, report.totals, report.findings)
-
-
-def cmd_report(args: argparse.Namespace, out: Console) -> int:
-    report = _window(build_report(args.db, args.zone, args.level), args.start, args.end)
-    if args.html:
-        write_html(report, Path(args.html), args.db if "://" not in args.db else "PostgreSQL")
-        out.print(f"wrote {args.html}", markup=False)
-    if args.json:
-        print(json.dumps(report.to_dict(), indent=2))
-    elif args.csv:
-        write_csv(report, sys.stdout, sessions=args.sessions)
-    elif not args.html:
-        print_console(report, out, sessions=args.sessions)
-    return 1 if report.findings else 0
-
-
-def add(sub: Any, common: argparse.ArgumentParser, when: Any) -> None:
-    rp = sub.add_parser(
-        "report",
-        parents=[common],
-        help="regulator report from the log: per day, game, variant, currency; per session",
-    )
-    rp.add_argument(
-        "--db",
-        default=None,  # main() reads the server's settings, as every other command does
-        help="SQLite file or postgresql://...?schema=NAME; default: the server's own store, "
-        "CROUPIER_DATABASE_URL if set, else CROUPIER_DATA_DIR/casino.sqlite",
-    )
-    rp.add_argument(
-        "--zone", default="UTC", help="the operator's time zone (IANA, e.g. Europe/Rome)"
-    )
-    rp.add_argument("--from", dest="start", type=when, help="first day (ISO 8601)")
-    rp.add_argument("--to", dest="end", type=when, help="last day (inclusive)")
-    rp.add_argument("--level", type=float, default=0.99, help="confidence level (default 0.99)")
-    rp.add_argument("--sessions", action="store_true", help="the session rows (console, CSV)")
-    rp.add_argument("--html", metavar="FILE.html", help="write the HTML report with its charts")
-    fmt = rp.add_mutually_exclusive_group()
-    fmt.add_argument("--csv", action="store_true", help="CSV on stdout")
-    fmt.add_argument("--json", action="store_true", help="the whole report as JSON")
-    rp.set_defaults(func=cmd_report)

@@ -473,89 +473,15 @@ def _seat_view(
     return view
 
 
-def print_report(report: TableRoundReport, out: Any, as_json: bool) -> int:
-    """Human (or ``--json``) output of a table round's check; 0 if it passes, else 1."""
-    from rich.markup import escape
-
-    from audit_cli.output import FoldingTable
-
-    if as_json:
-        out.print_json(json.dumps(report.to_dict(), default=str))
-        return 0 if report.ok else 1
-    table = FoldingTable(title=f"table round {report.code} ({report.status})")
-    for col in ("#", "step", "details"):
-        table.add_column(col)
-    for s in report.steps:
-        details = {k: _glyphs(k, v) for k, v in s.items() if k not in ("version", "step")}
-        table.add_row(
-            str(s["version"]), s["step"], json.dumps(details, default=str, ensure_ascii=False)
-        )
-    out.print(table)
-    if report.seat is not None:
-        _print_seat(report.seat, out, FoldingTable)
-    if not report.ok:
-        for f in report.findings:
-            out.print(f"[red]MISMATCH[/red] {escape(f.text())}", highlight=False)
-        return 1
-    if report.rederived:
-        out.print(
-            "[green]OK[/green]: every card and payout re-derives from the revealed shoe seed."
-        )
-    else:
-        out.print("[yellow]shoe live[/yellow]: the seed is revealed after the cut-card round.")
-    return 0
-
-
 CARD_FIELDS = frozenset(
     {"player_cards", "up", "hole", "draws", "card", "dealer_cards", "step_cards", "cards"}
 )
 
 
-def _glyphs(key: str, value: Any) -> Any:
+def glyphs(key: str, value: Any) -> Any:
     """Cards as every other round shows them (``Q♥``, not ``Qh``)."""
     if key not in CARD_FIELDS or value is None:
         return value
     if isinstance(value, str):
         return Card.parse(value).glyph
     return [Card.parse(c).glyph for c in value]
-
-
-def _print_seat(seat: dict[str, Any], out: Any, table_type: Any) -> None:
-    out.print(
-        f"seat of session {seat['session_id']} (player {seat['player_id']}): {seat['status']}; "
-        f"bets {json.dumps(seat['bets'])}; staked {seat['staked']}, paid {seat['paid']}",
-        markup=False,
-    )
-    steps = table_type(title="decisions per step (0 = insurance)")
-    for col in ("step", "decision", "requested", "automatic"):
-        steps.add_column(col)
-    for k, d in seat["decisions"].items():
-        auto = d["automatic"] or ""
-        if d.get("late"):
-            auto += f" (late {d['late']['decision']} not applied)"
-        steps.add_row(k, str(d["decision"]), str(d["requested"] or ""), auto)
-    out.print(steps)
-    hands = table_type(title="hands (the engine's replay of the recorded inputs)")
-    for col in ("hand", "cards", "stake", "outcome", "payout"):
-        hands.add_column(col)
-    for i, h in enumerate(seat["hands"], start=1):
-        extra = " doubled" if h["doubled"] else " split" if h["split"] else ""
-        hands.add_row(
-            str(i),
-            " ".join(_glyphs("cards", h["cards"])),
-            f"{h['stake']}{extra}",
-            h["outcome"],
-            str(h["payout"]),
-        )
-    out.print(hands)
-    result = seat.get("result") or {}
-    for bet, stake, outcome, payout in result.get("sides", []):
-        out.print(
-            f"side bet {bet}: staked {stake}, {outcome or 'lost'}, paid {payout}", markup=False
-        )
-    if result:
-        out.print(
-            f"insurance paid {result.get('insurance', 0)}; round: staked {result['staked']}, "
-            f"returned {result['returned']}",
-            markup=False,
-        )

@@ -8,7 +8,7 @@ import csv
 import json
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import NamedTuple, TextIO
 
 from audit_cli.rows import read_rows
 from ledger import envelope
@@ -66,15 +66,25 @@ def read_seamless(db: str) -> SeamlessLog:
     return SeamlessLog(book, dict(moved))
 
 
-def round_findings(log: SeamlessLog) -> tuple[list[dict[str, Any]], list[str]]:
+class SeamlessRound(NamedTuple):
+    """A seamless round's money: moved to the wallet by its movements, and by its wallet
+    calls (net)."""
+
+    game_code: str
+    moved: int
+    wallet_calls: int
+
+
+def round_findings(log: SeamlessLog) -> tuple[list[SeamlessRound], list[str]]:
     """Per seamless round: its movements' net and its wallet transactions' net; a finding
     for every round where they differ (a stake moved without an accepted debit, a win
     without its credit queued, a void without its rollbacks)."""
     expected = expected_round_nets(log.book.listed())
-    rows, findings = [], []
+    rows: list[SeamlessRound] = []
+    findings: list[str] = []
     for code in sorted(set(expected) | set(log.moved)):
         moved, calls = log.moved.get(code, 0), expected.get(code, 0)
-        rows.append({"game_code": code, "moved": moved, "wallet_calls": calls})
+        rows.append(SeamlessRound(code, moved, calls))
         if moved != calls:
             findings.append(
                 f"seamless round {code}: its movements net {moved} but its wallet "

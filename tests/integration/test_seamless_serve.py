@@ -10,7 +10,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from audit_cli.wallet import SeamlessLog, round_findings
+from audit_cli.wallet import SeamlessLog, SeamlessRound, round_findings
 from ledger.seamless.book import WalletBook
 from ledger.settings import Settings
 from tests.integration.test_http_e2e import CREDENTIALS, OPERATOR, bearer
@@ -70,7 +70,8 @@ def test_verify_flags_a_seamless_round_whose_movements_differ_from_its_wallet_ca
         {"transaction_id": "t1", "outcome": "accepted"},
     )
     rows, findings = round_findings(SeamlessLog(book, {"RD-1": -500}))
-    assert rows == [{"game_code": "RD-1", "moved": -500, "wallet_calls": -500}] and not findings
+    assert rows == [SeamlessRound(game_code="RD-1", moved=-500, wallet_calls=-500)]
+    assert not findings
     # A stake moved twice for one accepted debit (or a win paid without its credit queued):
     _, findings = round_findings(SeamlessLog(book, {"RD-1": -1000}))
     assert findings == [
