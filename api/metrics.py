@@ -221,7 +221,7 @@ def table_lag(app: Casino, table: str, now: datetime) -> float | None:
         return 0.0
     if rnd.phase not in LAGGING_PHASES or rnd.deadline is None:
         return 0.0
-    due = parse_time(rnd.deadline).timestamp() + int(rnd.config["grace_ms"]) / 1000
+    due = parse_time(rnd.deadline).timestamp() + rnd.settings.grace_ms / 1000
     return max(0.0, now.timestamp() - due)
 
 
