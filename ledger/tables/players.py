@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from games.blackjack import DecisionKind, Phase, check_decision, decide, options
 from games.errors import BetAboveMaximum, BetBelowMinimum
 from ledger.accounts import GameSession
-from ledger.commands import Route
+from ledger.commands import CloseSession, Route
 from ledger.errors import SessionBusy
 from ledger.money import check_amount
 from ledger.seamless import port
@@ -463,12 +463,17 @@ def unapplied(seat: TableSeat, refund: int) -> list[list[Any]]:
     return out
 
 
-def guard_close(inner: Callable[[UnitOfWork, Any], Any]) -> Callable[..., Any]:
+R = TypeVar("R")
+
+
+def guard_close(
+    inner: Callable[[UnitOfWork, CloseSession], R],
+) -> Callable[[UnitOfWork, CloseSession], R]:
     """Closing a session seated in a live round is refused (``session-busy``): the round
     finishes by itself (the runner decides for absent players, seed 002) and settles into
     the session; the operator closes it after. Other sessions close as before."""
 
-    def close(uow: UnitOfWork, cmd: Any) -> Any:
+    def close(uow: UnitOfWork, cmd: CloseSession) -> R:
         session = uow.session(cmd.session_id)
         if session.open_round is not None and session.open_round.startswith(CODE_PREFIX + "-"):
             raise SessionBusy(
