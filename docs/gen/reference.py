@@ -288,7 +288,9 @@ def _error_classes() -> list[type[Exception]]:
     return sorted(ours, key=lambda cls: (cls.__module__, cls.__qualname__))
 
 
-_RAISED = re.compile(r"\b([45]\d\d),\s*\"([a-z][a-z0-9-]+)\"")
+_RAISED = re.compile(r"\b([45]\d\d),\s*\"([a-z][a-z0-9-]+)\"(?!\s*:)")
+"""``(429, "rate-limited")`` in the HTTP layer's source; a dict key after a status (an ASGI
+message's ``"status": 429, "headers": ...``) is not a code."""
 
 
 def error_codes() -> dict[str, tuple[set[int], str]]:
