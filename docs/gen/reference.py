@@ -520,9 +520,11 @@ def read_side_page(results: Path | None = None) -> str:
     newest: dict[str, dict[str, Any]] = {}
     for run in runs:
         name = run.get("run", "")
-        newest[
-            " ".join(name.split()[:2]) if name.startswith("lag ") else name.split(" sizes=")[0]
-        ] = run
+        if name.startswith("lag "):
+            newest[" ".join(name.split()[:2])] = run
+        else:  # the newest run of each store up to each largest size
+            kind, _, sizes = name.partition(" sizes=")
+            newest[f"{kind} {sizes.split(',')[-1]}"] = run
     queries = [r for k, r in newest.items() if k.startswith("queries ")]
     lags = [r for k, r in newest.items() if k.startswith("lag ")]
     if not queries and not lags:
@@ -531,7 +533,7 @@ def read_side_page(results: Path | None = None) -> str:
         figures = run["figures"]
         sizes = sorted({int(k.split(":")[0]) for k in figures if ":" in k})
         store = run["run"].split()[1]
-        out.append(f"\n## Queries on {store}\n\n")
+        out.append(f"\n## Queries on {store}, up to {sizes[-1]:,} events\n\n")
         out.append(
             f"`{_cell(run['command'])}`, {run['date']}, load {run['load']['before'][:1]} → "
             f"{run['load']['after'][:1]}.\n\n"
