@@ -371,14 +371,9 @@ async def table_socket(ws: WebSocket, table: str) -> None:
     try:
         if not re.fullmatch(TABLE_PATTERN, table):
             raise ApiError(422, "invalid-request", "a table id is 1-40 letters, digits, . _ -")
-        caller = await to_thread.run_sync(stream_caller, ws, table)
-        position = _position(ws)
         streams = streams_of(ws)
-        feed = await to_thread.run_sync(streams.feed, table)
-        top = int(await to_thread.run_sync(_log_top, streams.app))
-        if position is not None and position > top:
-            raise ApiError(422, "invalid-request", f"last_event_id {position} is beyond the log")
-        viewer = await to_thread.run_sync(viewer_of, streams.app, caller)
+        # one trip to a worker thread for every read the handshake needs
+        feed, viewer, position = await to_thread.run_sync(_handshake, ws, streams, table)
         streams.admit(viewer.key, address)
     except Exception as e:  # answered as REST answers it; no socket is opened
         await ws.send_denial_response(_deny(e))
@@ -404,6 +399,19 @@ async def table_socket(ws: WebSocket, table: str) -> None:
                 RuntimeError, OSError, WebSocketDisconnect, ClientDisconnected
             ):
                 await ws.close()
+
+
+def _handshake(
+    ws: WebSocket, streams: TableStreams, table: str
+) -> tuple[TableFeed, Viewer, int | None]:
+    """Who is connecting, to which table's feed, from where (every check of the stream's
+    handshake, in its order)."""
+    caller = stream_caller(ws, table)
+    position = _position(ws)
+    feed = streams.feed(table)
+    if position is not None and position > _log_top(streams.app):
+        raise ApiError(422, "invalid-request", f"last_event_id {position} is beyond the log")
+    return feed, viewer_of(streams.app, caller), position
 
 
 def _closed_check(ws: WebSocket, viewer: Viewer) -> Callable[[UnitOfWork], None]:

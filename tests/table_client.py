@@ -191,7 +191,11 @@ class SocketClient:
         from websockets.exceptions import ConnectionClosed
 
         headers = {"Authorization": f"Bearer {self.token}"}
-        async with connect(self.url, additional_headers=headers, max_size=None) as conn:
+        # as the stream's client: a generous handshake time (a thousand players connecting
+        # at once queue behind each other's authentication)
+        async with connect(
+            self.url, additional_headers=headers, max_size=None, open_timeout=60
+        ) as conn:
             self.conn = conn
             self.streams_opened += 1
             self.connected.set()
