@@ -20,7 +20,7 @@ from api import auth
 from api.common import ERRORS, IdempotencyKey, casino
 from api.schemas import Request, Response
 from api.table_schemas import TABLE_PATTERN
-from ledger import contracts
+from ledger import contracts, results
 from ledger.casino import Casino
 from ledger.chat import BanChat, HideChat, MuteChat, PostChat, message_id
 from ledger.tables import views as queries
@@ -109,8 +109,15 @@ def post_chat(
     ``chat_messages`` per ``chat_window_seconds`` (else 429 ``chat-rate-limited`` with
     ``Retry-After``); a muted or banned player gets 403 ``chat-muted`` / ``chat-banned``."""
     assert caller.session_id is not None
-    cmd = PostChat(caller.session_id, table, body.text)
-    return ChatPosted.model_validate(app.command(key, cmd))
+    posted = app.command(key, PostChat(caller.session_id, table, body.text))
+    return ChatPosted(
+        table=posted.table,
+        id=posted.id,
+        number=posted.number,
+        author=posted.author,
+        text=posted.text,
+        at=posted.at,
+    )
 
 
 MEMBER = "/tables/{table}/chat/players/{player_id}"
@@ -121,8 +128,7 @@ def mute(
     table: TablePath, player_id: PlayerPath, body: MuteBody, key: IdempotencyKey, app: App
 ) -> Moderated:
     """Mute the player in the table's chat for ``minutes`` (0: lift the mute)."""
-    cmd = MuteChat(table, player_id, body.minutes, body.reason)
-    return Moderated.model_validate(app.command(key, cmd))
+    return _moderated(app.command(key, MuteChat(table, player_id, body.minutes, body.reason)))
 
 
 @operator_router.post(f"{MEMBER}/ban", response_model=Moderated)
@@ -130,8 +136,7 @@ def ban(
     table: TablePath, player_id: PlayerPath, body: BanBody, key: IdempotencyKey, app: App
 ) -> Moderated:
     """Ban the player from the table's chat (``banned: false`` lifts the ban)."""
-    cmd = BanChat(table, player_id, body.reason, body.banned)
-    return Moderated.model_validate(app.command(key, cmd))
+    return _moderated(app.command(key, BanChat(table, player_id, body.reason, body.banned)))
 
 
 @operator_router.post(f"{MEMBER}/messages/{{number}}/hide", response_model=Moderated)
@@ -145,8 +150,20 @@ def hide(
 ) -> Moderated:
     """Hide one message from the table (clients remove it on ``chat-hidden``); the
     message and the hide both stay in the log."""
-    cmd = HideChat(table, player_id, number, body.reason)
-    return Moderated.model_validate(app.command(key, cmd))
+    return _moderated(app.command(key, HideChat(table, player_id, number, body.reason)))
+
+
+def _moderated(done: results.ChatModerated) -> Moderated:
+    return Moderated(
+        table=done.table,
+        player_id=done.player_id,
+        action=done.action,
+        at=done.at,
+        muted_until=done.muted_until,
+        banned=done.banned,
+        hidden=done.hidden,
+        id=done.id,
+    )
 
 
 CHAT_TOPICS = [

@@ -16,6 +16,7 @@ from api.projections_cli import add_projections
 from cells.cli import add_cells
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
+from ledger.contracts import RoundStatus
 from ledger.keys import KeyringError
 from ledger.settings import SETTINGS_ERRORS, Settings, settings_problem
 from wallet.sim.cli import add_wallet_sim
@@ -36,13 +37,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if _missing(app, player):
             app.open_account(f"{tag}-open", player, "EUR")
         app.deposit(f"{tag}-deposit", player, 10_000)
-        sid = app.open_session(f"{tag}-session", player, 5_000)["session_id"]
+        sid = app.open_session(f"{tag}-session", player, 5_000).session_id
         red_dog = app.red_dog_bet(f"{tag}-rd-bet", sid, 200)
-        if red_dog["status"] == "open":
+        if red_dog.status == RoundStatus.OPEN:
             red_dog = app.red_dog_see(f"{tag}-rd-see", sid)
         poker = app.vp_deal(f"{tag}-vp-deal", sid, "jb-4line", 10, 5, 4)
-        poker = app.vp_act(f"{tag}-vp-draw", sid, ["draw", poker["view"]["recommended"]])
-        if poker["status"] == "open":
+        poker = app.vp_act(f"{tag}-vp-draw", sid, ["draw", poker.view["recommended"]])
+        if poker.status == RoundStatus.OPEN:
             poker = app.vp_act(f"{tag}-vp-collect", sid, ["collect"])
         closed = app.close_session(f"{tag}-close", sid)
         table = table_demo.play(app, tag, player)
@@ -53,14 +54,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
                     "run": tag,
                     "player": player,
                     "rounds": [
-                        {k: r[k] for k in ("code", "game", "outcome", "staked", "payout")}
+                        {
+                            "code": r.code,
+                            "game": r.game,
+                            "outcome": r.outcome,
+                            "staked": r.staked,
+                            "payout": r.payout,
+                        }
                         for r in (red_dog, poker)
                     ],
-                    "session": closed,
+                    "session": closed.wire(),
                     "table": table,
                     "checkpoint": checkpoint,
                     "next": [
-                        f"audit-cli round {red_dog['code']}",
+                        f"audit-cli round {red_dog.code}",
                         f"audit-cli round {table['rounds'][0]['code']}",
                         f"audit-cli verify --pin SHA256:{app.key_history.genesis_fingerprint}",
                         f"audit-cli history {player}",
@@ -141,13 +148,13 @@ def cmd_void(args: argparse.Namespace) -> int:
     finally:
         app.close()
     if args.json:
-        print(json.dumps(result, default=str, indent=2))
+        print(json.dumps(result.wire(), default=str, indent=2))
     else:
-        verb = "was already voided" if result.get("already_voided") else "voided"
+        verb = "was already voided" if result.already_voided else "voided"
         print(
-            f"round {result['code']} {verb}: refunded {result['refunded']}, "
-            f"reversed win {result['reversed_win']}, {result['landed_on']} balance now "
-            f"{result['landed_balance']}, seed {result['seed']}"
+            f"round {result.code} {verb}: refunded {result.refunded}, "
+            f"reversed win {result.reversed_win}, {result.landed_on} balance now "
+            f"{result.landed_balance}, seed {result.seed}"
         )
     return 0
 

@@ -37,7 +37,8 @@ from games.video_poker.engine import InvalidLines
 from games.video_poker.variants import VARIANTS
 from ledger import commands as c
 from ledger.casino import Casino
-from ledger.play import round_result
+from ledger.play import round_played
+from ledger.results import RoundPlayed
 from ledger.tables import views as queries
 from ledger.tables.players import CODE_PREFIX
 
@@ -53,7 +54,7 @@ LAST_GAMES = 10
 _ROUND_VIEW = TypeAdapter(RoundView)
 
 
-def _answer(result: dict[str, Any]) -> Response:
+def _answer(result: RoundPlayed) -> Response:
     """A game action's response: the bytes FastAPI makes of the RoundView for
     ``response_model=RoundView`` (its ``dump_json`` by alias), built here in the worker
     thread, because FastAPI checks a sync endpoint's return value against the model in
@@ -100,7 +101,7 @@ def currentround_view(caller: Reader, app: App) -> CurrentRound:
     open_code = session.open_round or ""
     seated = open_code.startswith(f"{CODE_PREFIX}-")
     rnd = None if seated else app.open_round(_sid(caller))
-    view = None if rnd is None else round_view(round_result(rnd, session.balance))
+    view = None if rnd is None else round_view(round_played(rnd, session.balance))
     return CurrentRound(session_id=str(session.id), balance=session.balance, round=view)
 
 

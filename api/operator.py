@@ -104,17 +104,27 @@ def open_session(
 ) -> SessionOpened:
     """Move a buy-in from the account into a new game session. The ``token`` goes to the
     game client: it acts on this session only."""
-    result = app.command(key, c.OpenSession(body.player_id, body.buy_in, body.currency))
-    token = request.app.state.credentials.session_token(result["session_id"])
-    return SessionOpened.model_validate({**result, "token": token})
+    opened = app.command(key, c.OpenSession(body.player_id, body.buy_in, body.currency))
+    token: str = request.app.state.credentials.session_token(opened.session_id)
+    return SessionOpened(
+        session_id=opened.session_id,
+        player_id=opened.player_id,
+        currency=opened.currency,
+        balance=opened.balance,
+        account_balance=opened.account_balance,
+        token=token,
+    )
 
 
 @router.post("/sessions/{session_id}/close", response_model=SessionClosed)
 def close_session(session_id: SessionIdPath, key: IdempotencyKey, app: App) -> SessionClosed:
     """Close the session and return its balance to the account. An open round is first
     completed by its game's default action (recorded as automatic)."""
-    return SessionClosed.model_validate(
-        app.command(key, c.CloseSession(canonical_session_id(session_id)))
+    closed = app.command(key, c.CloseSession(canonical_session_id(session_id)))
+    return SessionClosed(
+        session_id=closed.session_id,
+        final_balance=closed.final_balance,
+        account_balance=closed.account_balance,
     )
 
 

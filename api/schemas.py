@@ -2,8 +2,8 @@
 
 Money is always an ``int`` of minor units (strict: ``1.0``, ``"100"`` and ``true`` are
 refused). Requests forbid unknown fields, so a typo is an error rather than a default.
-Responses are built from the ledger's plain dicts (``from_*`` helpers); domain objects
-never cross this boundary.
+Responses are built from the attributes of the ledger's results (:mod:`ledger.results`)
+and read views; domain objects never cross this boundary.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from games.video_poker.wire import (
     VideoPokerView,
 )
 from games.wire import Money, Rtp
+from ledger.contracts import RoundStatus
+from ledger.results import RoundPlayed, RoundVoided
 
 __all__ = [  # the games' wire models, re-exported: they are part of this API's format
     "DoubleUpStepView",
@@ -146,13 +148,22 @@ TYPED_VIEWS = (RedDogView, VideoPokerView)
 added later has its schema in the registry and ``view`` is a JSON object there."""
 
 
+RoundStatusName = Literal["open", "settled", "voided"]
+STATUS_NAMES: dict[RoundStatus, RoundStatusName] = {
+    RoundStatus.OPEN: "open",
+    RoundStatus.SETTLED: "settled",
+    RoundStatus.VOIDED: "voided",
+}
+"""A round's status as the response names it (the enum's wire strings)."""
+
+
 class RoundView(Response):
     """A round as the player may see it: only cards already shown; the seed once it ends."""
 
     round_id: str
     code: str = Field(description="game code (codice partita)")
     game: str = Field(description="red-dog, video-poker, or another registered game")
-    status: Literal["open", "settled", "voided"]
+    status: RoundStatusName
     stake: Money = Field(description="the first stake of the round")
     staked: Money = Field(description="everything staked in the round so far")
     payout: Money
@@ -370,27 +381,60 @@ class PublicKeys(Response):
     keys: list[dict[str, Any]]
 
 
-def round_view(result: dict[str, Any]) -> RoundView:
-    return RoundView.model_validate(_round_doc(result))
+def round_view(r: RoundPlayed) -> RoundView:
+    """The response to a command on a round (its start or a decision)."""
+    return RoundView(
+        round_id=r.round_id,
+        code=r.code,
+        game=r.game,
+        status=STATUS_NAMES[r.status],
+        stake=r.stake,
+        staked=r.staked,
+        payout=r.payout,
+        outcome=r.outcome,
+        view=game_view(r.game, r.view),
+        balance=r.balance,
+        seed=r.seed,
+        commitment=r.commitment,
+    )
 
 
-def voided_round(result: dict[str, Any]) -> VoidedRound:
-    return VoidedRound.model_validate(_round_doc(result))
+def voided_round(r: RoundVoided) -> VoidedRound:
+    return VoidedRound(
+        round_id=r.round_id,
+        code=r.code,
+        game=r.game,
+        status=STATUS_NAMES[r.status],
+        stake=r.stake,
+        staked=r.staked,
+        payout=r.payout,
+        outcome=r.outcome,
+        view=game_view(r.game, r.view),
+        balance=r.balance,
+        seed=r.seed,
+        commitment=r.commitment,
+        already_voided=r.already_voided,
+        refunded=r.refunded,
+        reversed_win=r.reversed_win,
+        landed_on=r.landed_on,
+        landed_balance=r.landed_balance,
+    )
 
 
 class GameDecision(Request):
     decision: list[Any] = Field(max_length=10, description="the game's wire decision")
 
 
-def _round_doc(result: dict[str, Any]) -> dict[str, Any]:
+def game_view(game: str, view: dict[str, Any]) -> RedDogView | VideoPokerView | dict[str, Any]:
     """The round's view through its game's schema (from the registry). The views typed in
     ``RoundView`` stay models (serialised by alias, e.g. Red Dog's ``raise``); any other
     game's is checked by its schema and passed on as JSON."""
-    entry = registry.entry(result["game"])
+    entry = registry.entry(game)
     schema = None if entry is None else entry.view_schema
     if schema is None:
-        return result
-    view = schema.model_validate(result["view"])
-    if schema not in TYPED_VIEWS:
-        view = view.model_dump()
-    return {**result, "view": view}
+        return view
+    checked = schema.model_validate(view)
+    if isinstance(checked, TYPED_VIEWS):
+        return checked
+    found: dict[str, Any] = checked.model_dump()
+    return found

@@ -110,9 +110,17 @@ def open_seamless_session(
     """A session on the operator's wallet (no buy-in): the wallet must know the player in
     this currency. Stakes are debited there, wins credited there."""
     balance = read_balance(app, body.operator, body.player_token, body.currency)
-    result = app.command(key, OpenSeamlessSession(body.operator, body.player_token, body.currency))
-    token = request.app.state.credentials.session_token(result["session_id"])
-    return SeamlessOpened.model_validate({**result, "balance": balance, "token": token})
+    opened = app.command(key, OpenSeamlessSession(body.operator, body.player_token, body.currency))
+    token: str = request.app.state.credentials.session_token(opened.session_id)
+    return SeamlessOpened(
+        session_id=opened.session_id,
+        player_id=opened.player_id,
+        operator=opened.operator,
+        currency=opened.currency,
+        wallet=opened.wallet,
+        balance=balance,
+        token=token,
+    )
 
 
 @router.get("/seamless/sessions/{session_id}/balance", response_model=WalletBalance)

@@ -75,7 +75,7 @@ def play(
         except AccountNotFound:
             app.open_account(f"{tag}-{name}-open", player, "EUR")
         app.deposit(f"{tag}-{name}-deposit", player, 10_000)
-        sessions[name] = app.open_session(f"{tag}-{name}-session", player, 5_000)["session_id"]
+        sessions[name] = app.open_session(f"{tag}-{name}-session", player, 5_000).session_id
     played = []
     for n in range(1, ROUNDS + 1):
         code = _one_round(app, runner, tag, n, sessions, sleep)
@@ -83,7 +83,7 @@ def play(
             {"code": code, "seats": {name: _seat(app, code, sid) for name, sid in sessions.items()}}
         )
     closed = {
-        name: app.close_session(f"{tag}-{name}-close", sid)["final_balance"]
+        name: app.close_session(f"{tag}-{name}-close", sid).final_balance
         for name, sid in sessions.items()
     }
     _pause(app, runner, tag)

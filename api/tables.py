@@ -197,5 +197,5 @@ def change_settings(
     body: PlayerSettingsBody, key: IdempotencyKey, caller: Player, app: App
 ) -> PlayerSettings:
     """Change the player's settings, all together (one left out takes its default)."""
-    cmd = ChangeSettings(_sid(caller), body.ledger_settings())
-    return PlayerSettings.model_validate(app.command(key, cmd))
+    changed = app.command(key, ChangeSettings(_sid(caller), body.ledger_settings()))
+    return PlayerSettings(player_id=changed.player_id, settings=changed.settings)

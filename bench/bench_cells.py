@@ -64,7 +64,7 @@ def run(n_cells: int, seconds: float) -> tuple[float, float, dict[str, float]]:
                 app = cells.app_for(p)
                 app.open_account(f"a{p}", p, "EUR")
                 app.deposit(f"d{p}", p, 10**12)
-                sids.append(app.open_session(f"s{p}", p, 10**11)["session_id"])
+                sids.append(app.open_session(f"s{p}", p, 10**11).session_id)
             counts = [(0, 0)] * CLIENTS
             barrier = threading.Barrier(CLIENTS + 1)
             end = [0.0]

@@ -75,7 +75,7 @@ def build(settings: Settings, rounds: int, sessions: int) -> dict[str, str]:
     try:
         app.open_account("open-long", "long", "EUR")
         app.deposit("deposit-long", "long", 2_000_000)
-        sid = app.open_session("buy-in-long", "long", 1_000_000)["session_id"]
+        sid = app.open_session("buy-in-long", "long", 1_000_000).session_id
         session: Any = app.repository.get(UUID(sid))
 
         def play(start: int, stop: int) -> None:

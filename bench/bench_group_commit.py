@@ -77,7 +77,7 @@ def raw_ceiling(seconds: float) -> float:
 
 def red_dog_round(app: Casino, sid: str, key: str) -> int:
     r = app.red_dog_bet(f"b{key}", sid, 100)
-    if r["status"] == "open":
+    if r.status == "open":
         app.red_dog_see(f"s{key}", sid)
         return 2
     return 1
@@ -85,8 +85,8 @@ def red_dog_round(app: Casino, sid: str, key: str) -> int:
 
 def jb_round(app: Casino, sid: str, key: str) -> int:
     r = app.vp_deal(f"d{key}", sid, "jb-4line", 100, 5, 4)
-    r = app.vp_act(f"h{key}", sid, ["draw", r["view"]["recommended"]])
-    if r["status"] == "open":
+    r = app.vp_act(f"h{key}", sid, ["draw", r.view["recommended"]])
+    if r.status == "open":
         app.vp_act(f"c{key}", sid, ["collect"])
         return 3
     return 2
@@ -106,7 +106,7 @@ def play(
         player = f"p{tag}{i}"
         app.open_account(f"a{player}", player, "EUR")
         app.deposit(f"d{player}", player, 10**12)
-        sids.append(app.open_session(f"s{player}", player, 10**11)["session_id"])
+        sids.append(app.open_session(f"s{player}", player, 10**11).session_id)
     ready()
     counts = [(0, 0)] * CLIENTS
     barrier = threading.Barrier(CLIENTS + 1)

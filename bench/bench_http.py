@@ -73,6 +73,7 @@ sys.path.insert(0, str(ROOT))
 from bench.record import Run as Record  # noqa: E402  # after the path set-up above
 from ledger.bootstrap import bootstrap  # noqa: E402
 from ledger.casino import Casino  # noqa: E402
+from ledger.results import RoundPlayed  # noqa: E402
 from ledger.settings import Settings  # noqa: E402
 
 PG_URL = os.environ.get("CROUPIER_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
@@ -385,11 +386,11 @@ class HttpPlayer:
             return
         base = f"/v1/sessions/{self.sid}/video-poker"
         r = await self.post(f"{base}/deal", self.token, DEAL, lat, "deal")
-        holds = r["view"]["recommended"]
+        holds = r.view["recommended"]
         r = await self.post(f"{base}/draw", self.token, {"holds": holds}, lat, "draw")
         if r["status"] == "open":  # a win is pending: take it
             r = await self.post(f"{base}/collect", self.token, None, lat, "collect")
-        assert r["status"] == "settled", r
+        assert r.status == "settled", r
 
 
 async def players(stack: AsyncExitStack, base: str, tag: str, n: int) -> list[HttpPlayer]:
@@ -490,7 +491,7 @@ async def solo(base: str, pid: int, tag: str, rounds: int) -> Run:
 def run_in_process(app: Casino, tag: str, clients: int, seconds: float) -> Run:
     lock = threading.Lock()
 
-    def timed(lat: Latencies, kind: str, call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    def timed(lat: Latencies, kind: str, call: Callable[[], RoundPlayed]) -> RoundPlayed:
         t = time.perf_counter()
         r = call()
         elapsed = time.perf_counter() - t
@@ -501,18 +502,18 @@ def run_in_process(app: Casino, tag: str, clients: int, seconds: float) -> Run:
     def play_round(sid: str, rid: str, lat: Latencies) -> None:
         if GAME == "red-dog":
             r = timed(lat, "bet", lambda: app.red_dog_bet(f"{rid}-b", sid, RED_DOG_BET))
-            if r["status"] == "open":
+            if r.status == "open":
                 r = timed(lat, "see", lambda: app.red_dog_see(f"{rid}-s", sid))
-            assert r["status"] == "settled", r
+            assert r.status == "settled", r
             return
         r = timed(
             lat, "deal", lambda: app.vp_deal(f"{rid}-d", sid, VARIANT, COIN_VALUE, COINS, LINES)
         )
-        holds = r["view"]["recommended"]
+        holds = r.view["recommended"]
         r = timed(lat, "draw", lambda: app.vp_act(f"{rid}-h", sid, ["draw", holds]))
-        if r["status"] == "open":
+        if r.status == "open":
             r = timed(lat, "collect", lambda: app.vp_act(f"{rid}-c", sid, ["collect"]))
-        assert r["status"] == "settled", r
+        assert r.status == "settled", r
 
     def in_threads(target: Callable[[int, str], None], sessions: list[str]) -> None:
         threads = [threading.Thread(target=target, args=(n, s)) for n, s in enumerate(sessions)]
@@ -526,7 +527,7 @@ def run_in_process(app: Casino, tag: str, clients: int, seconds: float) -> Run:
         player = f"{tag}{n}"
         app.open_account(f"{player}-open", player, "EUR")
         app.deposit(f"{player}-deposit", player, BUY_IN)
-        sessions.append(app.open_session(f"{player}-session", player, BUY_IN)["session_id"])
+        sessions.append(app.open_session(f"{player}-session", player, BUY_IN).session_id)
     in_threads(lambda n, sid: play_round(sid, f"{tag}{n}-warm", defaultdict(list)), sessions)
 
     lat: Latencies = defaultdict(list)

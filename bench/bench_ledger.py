@@ -91,7 +91,7 @@ class Table:
         self.app = app
         app.open_account("acc", "bench", "EUR")
         app.deposit("dep", "bench", 10**12)
-        self.sid = app.open_session("ses", "bench", 10**11)["session_id"]
+        self.sid = app.open_session("ses", "bench", 10**11).session_id
         self.played = 0
         self.elapsed = 0.0
         self.play(WARM_UP)

@@ -41,8 +41,8 @@ def play(app: Casino, sids: list[str], start: int, stop: int) -> None:
     for k in range(start, stop):
         sid = sids[k % len(sids)]
         r = app.vp_deal(f"d{k}", sid, "jb-4line", 100, 5, 4)
-        r = app.vp_act(f"h{k}", sid, ["draw", r["view"]["recommended"]])
-        if r["status"] == "open":
+        r = app.vp_act(f"h{k}", sid, ["draw", r.view["recommended"]])
+        if r.status == "open":
             app.vp_act(f"c{k}", sid, ["collect"])
 
 
@@ -80,7 +80,7 @@ def main() -> None:
             for i in range(SESSIONS):
                 app.open_account(f"a{i}", f"p{i}", "EUR")
                 app.deposit(f"f{i}", f"p{i}", 10**12)
-                sids.append(str(app.open_session(f"s{i}", f"p{i}", 10**11)["session_id"]))
+                sids.append(str(app.open_session(f"s{i}", f"p{i}", 10**11).session_id))
             start = time.perf_counter()
             play(app, sids, 0, n)
             report(app, n, time.perf_counter() - start)

@@ -96,12 +96,12 @@ def play_log(folder: Path, events: int) -> Path:
                 player = f"p{p}"
                 if p < SEAMLESS:
                     wallet.admin.set_player(player, "EUR", 10**12)
-                    opened = app.command(f"{player}-open", OpenSeamlessSession(OP, player, "EUR"))
+                    cmd = OpenSeamlessSession(OP, player, "EUR")
+                    sessions.append(app.command(f"{player}-open", cmd).session_id)
                 else:
                     app.open_account(f"{player}-open", player, "EUR")
                     app.deposit(f"{player}-dep", player, 10**12)
-                    opened = app.open_session(f"{player}-buy", player, 10**11)
-                sessions.append(str(opened["session_id"]))
+                    sessions.append(app.open_session(f"{player}-buy", player, 10**11).session_id)
 
             def play(first: int) -> None:
                 # more players than threads: each thread takes turns over its sessions
@@ -110,7 +110,7 @@ def play_log(folder: Path, events: int) -> Path:
                     for sid in mine:
                         try:
                             r = app.red_dog_bet(f"{sid}-bet-{n}", sid, 100)
-                            if r["status"] == "open":
+                            if r.status == "open":
                                 app.red_dog_see(f"{sid}-see-{n}", sid)
                         except LedgerError as e:  # a seamless stake rolled back: play on
                             print(f"{sid} round {n}: {e.code}", flush=True)
@@ -221,10 +221,10 @@ def late_player(app: Casino) -> str:
     player = "late"
     app.open_account("late-open", player, "EUR")
     app.deposit("late-dep", player, 1_000_000)
-    sid = app.open_session("late-buy", player, 500_000)["session_id"]
+    sid = app.open_session("late-buy", player, 500_000).session_id
     for n in range(25):
         r = app.red_dog_bet(f"late-bet-{n}", sid, 100)
-        if r["status"] == "open":
+        if r.status == "open":
             app.red_dog_see(f"late-see-{n}", sid)
     return player
 
@@ -361,7 +361,7 @@ def lag_under_load(settings: Settings, seconds: float, views: bool) -> dict[str,
     for p in range(50):
         app.open_account(f"l{p}-open", f"l{p}", "EUR")
         app.deposit(f"l{p}-dep", f"l{p}", 10**12)
-        sessions.append(str(app.open_session(f"l{p}-buy", f"l{p}", 10**11)["session_id"]))
+        sessions.append(str(app.open_session(f"l{p}-buy", f"l{p}", 10**11).session_id))
     real_catch_up()
     fold.enabled = views
     views_cpu[0] = 0.0
@@ -376,7 +376,7 @@ def lag_under_load(settings: Settings, seconds: float, views: bool) -> dict[str,
         while not stop.is_set():
             r = app.red_dog_bet(f"{sid}-b{n}", sid, 100)
             count += 1
-            if r["status"] == "open":
+            if r.status == "open":
                 app.red_dog_see(f"{sid}-s{n}", sid)
                 count += 1
             n += 1

@@ -37,12 +37,12 @@ PG = os.environ.get("CROUPIER_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0
 def play(app: Casino, rounds: int) -> float:
     app.open_account("acc", "bench", "EUR")
     app.deposit("dep", "bench", 10**12)
-    sid = app.open_session("ses", "bench", 10**11)["session_id"]
+    sid = app.open_session("ses", "bench", 10**11).session_id
     start = time.perf_counter()
     for i in range(rounds):
         r = app.vp_deal(f"d{i}", sid, "jb-4line", 100, 5, 4)
-        r = app.vp_act(f"h{i}", sid, ["draw", r["view"]["recommended"]])
-        if r["status"] == "open":
+        r = app.vp_act(f"h{i}", sid, ["draw", r.view["recommended"]])
+        if r.status == "open":
             app.vp_act(f"c{i}", sid, ["collect"])
     return rounds / (time.perf_counter() - start)
 

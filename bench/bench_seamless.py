@@ -73,7 +73,7 @@ def play(app: Casino, sessions: list[str], seconds: float) -> tuple[int, int]:
             except WalletUnavailable:
                 refused[i] += 1
                 continue
-            if r["status"] == "open":
+            if r.status == "open":
                 app.red_dog_see(f"s{n}", sid)
             counts[i] += 1
 
@@ -93,7 +93,7 @@ def transfer(directory: Path, n: int, seconds: float) -> float:
         for i in range(n):
             app.open_account(f"a{i}", f"t{i}", "EUR")
             app.deposit(f"d{i}", f"t{i}", 10**9)
-            sessions.append(str(app.open_session(f"o{i}", f"t{i}", 10**8)["session_id"]))
+            sessions.append(str(app.open_session(f"o{i}", f"t{i}", 10**8).session_id))
         before = stored_events(directory)
         rounds, _ = play(app, sessions, seconds)
         EVENTS.append((stored_events(directory) - before) / max(1, rounds))
@@ -121,7 +121,7 @@ def seamless(
             player = f"{directory.name}-p{i}"
             admin.set_player(player, "EUR", 10**9)
             doc = app.command(f"o{i}", OpenSeamlessSession("op", player, "EUR"))
-            sessions.append(str(doc["session_id"]))
+            sessions.append(str(doc.session_id))
         app.seamless.start()
         before = stored_events(directory)
         rounds, refused = play(app, sessions, seconds)

@@ -143,7 +143,7 @@ def players(app: Casino, seats: int, clients: int) -> list[str]:
         p = f"p{i}"
         app.open_account(f"o{i}", p, "EUR")
         app.deposit(f"d{i}", p, 1_000_000)
-        sessions[i] = str(app.open_session(f"s{i}", p, 100_000)["session_id"])
+        sessions[i] = str(app.open_session(f"s{i}", p, 100_000).session_id)
 
     in_parallel(clients, range(seats), one)
     return sessions
@@ -225,7 +225,6 @@ def sqlite_app(ring: Keyring, clock: Clock, cache_mb: int) -> Iterator[Casino]:
         Settings(data_dir=Path(d), cache_budget_mb=cache_mb),
         ring,
         clock=clock,
-        live_tables=True,
         seed_source=lambda: SHOE_SEED,
     )
     try:
@@ -246,7 +245,6 @@ def postgres_app(ring: Keyring, clock: Clock, cache_mb: int) -> Iterator[Casino]
         Settings(database_url=f"{PG}?schema={schema}", cache_budget_mb=cache_mb),
         ring,
         clock=clock,
-        live_tables=True,
         seed_source=lambda: SHOE_SEED,
     )
     try:

@@ -190,15 +190,15 @@ def build_rounds(folder: Path, ring: Keyring, n: int) -> int:
         player = f"p{k}"
         app.open_account(f"a{k}", player, "EUR")
         app.deposit(f"d{k}", player, 10**12)
-        sid = app.open_session(f"s{k}", player, 10**10)["session_id"]
+        sid = app.open_session(f"s{k}", player, 10**10).session_id
         for i in range(pairs):
             r = app.red_dog_bet(f"b{k}-{i}", sid, 100)
-            if r["status"] == "open":
+            if r.status == "open":
                 app.red_dog_see(f"see{k}-{i}", sid)
             variant, lines = ("jb-4line", 4) if i % 2 else ("jb-multi", 3)
             dealt = app.vp_deal(f"v{k}-{i}", sid, variant, 10, 5, lines)
-            shown = app.vp_act(f"vd{k}-{i}", sid, ["draw", dealt["view"]["recommended"]])
-            if shown["status"] == "open":
+            shown = app.vp_act(f"vd{k}-{i}", sid, ["draw", dealt.view["recommended"]])
+            if shown.status == "open":
                 app.vp_act(f"vc{k}-{i}", sid, ["collect"])
         app.close_session(f"c{k}", sid)
 

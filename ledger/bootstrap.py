@@ -67,7 +67,6 @@ def bootstrap(
     cards: CardSource | None = None,
     extra_handlers: Callable[[Rounds], Iterable[Route[Any, Any]]] | None = None,
     application: type[Casino] = Casino,
-    live_tables: bool = True,
     shoe_maker: ShoeMaker | None = None,
     wallets: Mapping[str, WalletClient] | None = None,
     wallet_retry: RetryPolicy | None = None,
@@ -78,8 +77,7 @@ def bootstrap(
     cards: every round it deals records them, and ``audit-cli round`` reports such a round
     as not certified. ``shoe_maker`` turns a live table's shoe seed into its cards (the
     tests deal chosen cards with it; by default :func:`games.blackjack.shoe_from_seed`).
-    The live blackjack tables' handlers (:mod:`ledger.tables`) are always composed;
-    ``live_tables`` is ignored (kept so callers written before still run).
+    The live blackjack tables' handlers (:mod:`ledger.tables`) are always composed.
     ``wallets`` (operator -> client; else built from ``settings.wallets``) composes
     seamless mode (:mod:`ledger.seamless`) when any operator has a seamless wallet."""
     app = application(settings, keyring)

@@ -61,7 +61,15 @@ from ledger.requests import (
     for_request,
     request_aggregate_id,
 )
-from ledger.results import AccountMoved, AccountOpened, Wire, wire_of
+from ledger.results import (
+    AccountMoved,
+    AccountOpened,
+    RoundPlayed,
+    RoundVoided,
+    SessionClosed,
+    SessionOpened,
+    wire_of,
+)
 from ledger.rounds import Round
 from ledger.settings import APP_NAME, Settings
 from ledger.snapshots import SnapshotStore, Snapshotter, construct_store
@@ -459,25 +467,25 @@ class Casino(Application[UUID]):
 
     def open_session(
         self, request_id: str, player_id: str, buy_in: int, currency: str | None = None
-    ) -> Wire:
+    ) -> SessionOpened:
         return self.command(request_id, c.OpenSession(player_id, buy_in, currency))
 
-    def close_session(self, request_id: str, session_id: UUID | str) -> Wire:
+    def close_session(self, request_id: str, session_id: UUID | str) -> SessionClosed:
         return self.command(request_id, c.CloseSession(str(session_id)))
 
-    def void_round(self, request_id: str, code: str, reason: str, incident_id: str) -> Wire:
+    def void_round(self, request_id: str, code: str, reason: str, incident_id: str) -> RoundVoided:
         return self.command(request_id, c.VoidRound(code, reason, incident_id))
 
-    def red_dog_bet(self, request_id: str, session_id: str, bet: int) -> Wire:
+    def red_dog_bet(self, request_id: str, session_id: str, bet: int) -> RoundPlayed:
         return self.command(request_id, c.RedDogBet(session_id, bet))
 
-    def red_dog_raise(self, request_id: str, session_id: str, amount: int) -> Wire:
+    def red_dog_raise(self, request_id: str, session_id: str, amount: int) -> RoundPlayed:
         return self.command(request_id, c.RedDogRaise(session_id, amount))
 
-    def red_dog_see(self, request_id: str, session_id: str) -> Wire:
+    def red_dog_see(self, request_id: str, session_id: str) -> RoundPlayed:
         return self.command(request_id, c.RedDogSee(session_id))
 
-    def red_dog_repeat(self, request_id: str, session_id: str) -> Wire:
+    def red_dog_repeat(self, request_id: str, session_id: str) -> RoundPlayed:
         return self.command(request_id, c.RedDogRepeat(session_id))
 
     def vp_deal(
@@ -488,12 +496,12 @@ class Casino(Application[UUID]):
         coin_value: int,
         coins: int,
         lines: int,
-    ) -> Wire:
+    ) -> RoundPlayed:
         return self.command(
             request_id, c.VideoPokerDeal(session_id, variant, coin_value, coins, lines)
         )
 
-    def vp_act(self, request_id: str, session_id: str, decision: Sequence[Any]) -> Wire:
+    def vp_act(self, request_id: str, session_id: str, decision: Sequence[Any]) -> RoundPlayed:
         """``["hold", [holds]]``, ``["draw", [holds]]``, ``["draw"]``, ``["collect"]``,
         ``["double"]``, ``["half-double"]``, ``["pick", index]``: the matching command."""
         return self.command(request_id, c.video_poker_command(session_id, decision))

@@ -28,7 +28,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, ClassVar
+from typing import ClassVar
 from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
@@ -45,6 +45,7 @@ from ledger.errors import (
     InvalidRequest,
     SessionClosed,
 )
+from ledger.results import ChatModerated, ChatPosted
 from ledger.unit_of_work import UnitOfWork
 
 MODERATOR = "operator"
@@ -112,7 +113,7 @@ class ChatMember(Aggregate):
 
 
 @dataclass(frozen=True)
-class PostChat(SessionCommand):
+class PostChat(SessionCommand[ChatPosted]):
     """A player's message to a table's chat (the game client of one of the player's
     sessions)."""
 
@@ -128,7 +129,7 @@ def _reason(reason: object) -> str:
 
 
 @dataclass(frozen=True)
-class MuteChat(Command):
+class MuteChat(Command[ChatModerated]):
     """Operator: the player may not send to the table's chat for ``minutes`` (0 lifts a
     mute)."""
 
@@ -145,7 +146,7 @@ class MuteChat(Command):
 
 
 @dataclass(frozen=True)
-class BanChat(Command):
+class BanChat(Command[ChatModerated]):
     """Operator: the player is banned from the table's chat (``banned`` false lifts it)."""
 
     name: ClassVar[str] = "ban_chat"
@@ -159,7 +160,7 @@ class BanChat(Command):
 
 
 @dataclass(frozen=True)
-class HideChat(Command):
+class HideChat(Command[ChatModerated]):
     """Operator: one message is hidden from the table (kept in the log, with the hide)."""
 
     name: ClassVar[str] = "hide_chat"
@@ -215,7 +216,7 @@ class Chat:
     def _now(self, uow: UnitOfWork) -> datetime:
         return uow.once("chat-now", self.clock)
 
-    def post(self, uow: UnitOfWork, cmd: PostChat) -> dict[str, Any]:
+    def post(self, uow: UnitOfWork, cmd: PostChat) -> ChatPosted:
         session = uow.session(cmd.session_id)
         if session.closed:
             raise SessionClosed("the game session is closed", session_id=cmd.session_id)
@@ -253,32 +254,35 @@ class Chat:
             at=at,
             session_id=cmd.session_id,
         )
-        return {
-            "table": cmd.table,
-            "id": message_id(member.id, number),
-            "number": number,
-            "author": author,
-            "text": text,
-            "at": at,
-        }
+        return ChatPosted(
+            table=cmd.table,
+            id=message_id(member.id, number),
+            number=number,
+            author=author,
+            text=text,
+            at=at,
+        )
 
     def _moderated(self, uow: UnitOfWork, table: str, player_id: str) -> ChatMember:
         self.table_exists(uow, table)
         uow.account(player_id)  # only a player with an account is moderated
         return self._member(uow, table, player_id)
 
-    def _answer(self, member: ChatMember, action: str, at: str) -> dict[str, Any]:
-        return {
-            "table": member.table,
-            "player_id": member.player_id,
-            "action": action,
-            "at": at,
-            "muted_until": member.muted_until,
-            "banned": member.banned,
-            "hidden": list(member.hidden),
-        }
+    def _answer(
+        self, member: ChatMember, action: str, at: str, hid: str | None = None
+    ) -> ChatModerated:
+        return ChatModerated(
+            table=member.table,
+            player_id=member.player_id,
+            action=action,
+            at=at,
+            muted_until=member.muted_until,
+            banned=member.banned,
+            hidden=list(member.hidden),
+            id=hid,
+        )
 
-    def mute(self, uow: UnitOfWork, cmd: MuteChat) -> dict[str, Any]:
+    def mute(self, uow: UnitOfWork, cmd: MuteChat) -> ChatModerated:
         member = self._moderated(uow, cmd.table, cmd.player_id)
         now = self._now(uow)
         until = None
@@ -288,13 +292,13 @@ class Chat:
         member.mute(until=until, by=MODERATOR, reason=_reason(cmd.reason), at=at)
         return self._answer(member, "mute" if until else "unmute", at)
 
-    def ban(self, uow: UnitOfWork, cmd: BanChat) -> dict[str, Any]:
+    def ban(self, uow: UnitOfWork, cmd: BanChat) -> ChatModerated:
         member = self._moderated(uow, cmd.table, cmd.player_id)
         at = self._now(uow).isoformat(timespec="milliseconds")
         member.ban(banned=bool(cmd.banned), by=MODERATOR, reason=_reason(cmd.reason), at=at)
         return self._answer(member, "ban" if cmd.banned else "unban", at)
 
-    def hide(self, uow: UnitOfWork, cmd: HideChat) -> dict[str, Any]:
+    def hide(self, uow: UnitOfWork, cmd: HideChat) -> ChatModerated:
         member = self._moderated(uow, cmd.table, cmd.player_id)
         if type(cmd.number) is not int or not 1 <= cmd.number <= member.posted:
             raise ChatMessageNotFound(
@@ -306,6 +310,4 @@ class Chat:
             member.hide(
                 table=cmd.table, number=cmd.number, by=MODERATOR, reason=_reason(cmd.reason), at=at
             )
-        answer = self._answer(member, "hide", at)
-        answer["id"] = message_id(member.id, cmd.number)
-        return answer
+        return self._answer(member, "hide", at, message_id(member.id, cmd.number))

@@ -19,7 +19,16 @@ from typing_extensions import TypeVar
 from games.errors import InvalidDecision
 from ledger.errors import InvalidRequest
 from ledger.money import check_amount, check_currency
-from ledger.results import AccountMoved, AccountOpened, Result, Wire
+from ledger.results import (
+    AccountMoved,
+    AccountOpened,
+    Result,
+    RoundPlayed,
+    RoundVoided,
+    SessionClosed,
+    SessionOpened,
+    Wire,
+)
 from ledger.unit_of_work import UnitOfWork
 
 OPERATOR = "operator"
@@ -159,7 +168,7 @@ class Withdraw(Command[AccountMoved]):
 
 
 @dataclass(frozen=True)
-class OpenSession(Command):
+class OpenSession(Command[SessionOpened]):
     name: ClassVar[str] = "open_session"
     player_id: str
     buy_in: int
@@ -170,7 +179,7 @@ class OpenSession(Command):
 
 
 @dataclass(frozen=True)
-class CloseSession(Command):
+class CloseSession(Command[SessionClosed]):
     """Operator command; an open round first completes by its default action."""
 
     name: ClassVar[str] = "close_session"
@@ -189,7 +198,7 @@ def check_void_grounds(reason: object, incident_id: object) -> None:
 
 
 @dataclass(frozen=True)
-class VoidRound(Command):
+class VoidRound(Command[RoundVoided]):
     name: ClassVar[str] = "void"
     code: str
     reason: str
@@ -203,20 +212,20 @@ class VoidRound(Command):
 
 
 @dataclass(frozen=True)
-class RedDogBet(SessionCommand):
+class RedDogBet(SessionCommand[RoundPlayed]):
     name: ClassVar[str] = "red_dog_bet"
     bet: int
 
 
 @dataclass(frozen=True)
-class RedDogRepeat(SessionCommand):
+class RedDogRepeat(SessionCommand[RoundPlayed]):
     """seed 003 "Ripeti": the bet is the session's last Red Dog bet, read in the handler."""
 
     name: ClassVar[str] = "red_dog_repeat"
 
 
 @dataclass(frozen=True)
-class RedDogRaise(GameDecision):
+class RedDogRaise(GameDecision[RoundPlayed]):
     name: ClassVar[str] = "red_dog_raise"
     amount: int
 
@@ -225,7 +234,7 @@ class RedDogRaise(GameDecision):
 
 
 @dataclass(frozen=True)
-class RedDogSee(GameDecision):
+class RedDogSee(GameDecision[RoundPlayed]):
     name: ClassVar[str] = "red_dog_see"
 
     def decision(self) -> list[Any]:
@@ -236,7 +245,7 @@ class RedDogSee(GameDecision):
 
 
 @dataclass(frozen=True)
-class VideoPokerDeal(SessionCommand):
+class VideoPokerDeal(SessionCommand[RoundPlayed]):
     name: ClassVar[str] = "vp_deal"
     variant: str
     coin_value: int
@@ -245,7 +254,7 @@ class VideoPokerDeal(SessionCommand):
 
 
 @dataclass(frozen=True)
-class VideoPokerHold(GameDecision):
+class VideoPokerHold(GameDecision[RoundPlayed]):
     name: ClassVar[str] = "vp_hold"
     holds: Any
 
@@ -258,7 +267,7 @@ class VideoPokerHold(GameDecision):
 
 
 @dataclass(frozen=True)
-class VideoPokerDraw(GameDecision):
+class VideoPokerDraw(GameDecision[RoundPlayed]):
     """``holds=None``: the last hold step, else the proposal (filled in by the handler)."""
 
     name: ClassVar[str] = "vp_draw"
@@ -273,7 +282,7 @@ class VideoPokerDraw(GameDecision):
 
 
 @dataclass(frozen=True)
-class VideoPokerCollect(GameDecision):
+class VideoPokerCollect(GameDecision[RoundPlayed]):
     name: ClassVar[str] = "vp_collect"
 
     def decision(self) -> list[Any]:
@@ -281,7 +290,7 @@ class VideoPokerCollect(GameDecision):
 
 
 @dataclass(frozen=True)
-class VideoPokerDouble(GameDecision):
+class VideoPokerDouble(GameDecision[RoundPlayed]):
     name: ClassVar[str] = "vp_double"
 
     def decision(self) -> list[Any]:
@@ -289,7 +298,7 @@ class VideoPokerDouble(GameDecision):
 
 
 @dataclass(frozen=True)
-class VideoPokerHalfDouble(GameDecision):
+class VideoPokerHalfDouble(GameDecision[RoundPlayed]):
     name: ClassVar[str] = "vp_half-double"
 
     def decision(self) -> list[Any]:
@@ -297,7 +306,7 @@ class VideoPokerHalfDouble(GameDecision):
 
 
 @dataclass(frozen=True)
-class VideoPokerPick(GameDecision):
+class VideoPokerPick(GameDecision[RoundPlayed]):
     name: ClassVar[str] = "vp_pick"
     index: Any
 
@@ -309,7 +318,7 @@ class VideoPokerPick(GameDecision):
 
 
 @dataclass(frozen=True)
-class StartRound(SessionCommand):
+class StartRound(SessionCommand[RoundPlayed]):
     """Start a round of any registered game; its adapter reads ``params`` (as sent)."""
 
     name: ClassVar[str] = "start_round"
@@ -318,7 +327,7 @@ class StartRound(SessionCommand):
 
 
 @dataclass(frozen=True)
-class Decide(GameDecision):
+class Decide(GameDecision[RoundPlayed]):
     """A decision on the open round of any registered game (its wire form, as sent)."""
 
     name: ClassVar[str] = "decide"
@@ -335,7 +344,7 @@ class Decide(GameDecision):
 # -- wire decisions (in-process callers and tests) -----------------------------------------
 
 
-def red_dog_command(session_id: str, decision: Sequence[Any]) -> GameDecision:
+def red_dog_command(session_id: str, decision: Sequence[Any]) -> GameDecision[RoundPlayed]:
     """The command of a wire decision ``["see"]`` or ``["raise", amount]``."""
     if not isinstance(decision, str | bytes) and isinstance(decision, Sequence) and decision:
         head, *args = decision
@@ -346,7 +355,7 @@ def red_dog_command(session_id: str, decision: Sequence[Any]) -> GameDecision:
     raise InvalidDecision(f"not a Red Dog decision (raise or see): {decision!r}")
 
 
-def video_poker_command(session_id: str, decision: Sequence[Any]) -> GameDecision:
+def video_poker_command(session_id: str, decision: Sequence[Any]) -> GameDecision[RoundPlayed]:
     """The command of a wire decision such as ``["draw", [0, 2]]`` (in-process callers)."""
     if isinstance(decision, str | bytes) or not isinstance(decision, Sequence) or not decision:
         raise InvalidDecision(
@@ -361,7 +370,7 @@ def video_poker_command(session_id: str, decision: Sequence[Any]) -> GameDecisio
         return VideoPokerDraw(session_id, args[0])
     if head == "pick" and len(args) == 1:
         return VideoPokerPick(session_id, args[0])
-    simple: dict[object, type[GameDecision]] = {
+    simple: dict[object, type[GameDecision[RoundPlayed]]] = {
         "collect": VideoPokerCollect,
         "double": VideoPokerDouble,
         "half-double": VideoPokerHalfDouble,

@@ -25,6 +25,7 @@ from ledger.errors import (
     RoundNotOpen,
 )
 from ledger.keys import Keyring
+from ledger.results import RoundPlayed, RoundVoided
 from ledger.rounds import Round, commitment, new_game_code, round_id_for, seal_seed, unseal_seed
 from ledger.seamless import port
 from ledger.seamless.wire import to_wire
@@ -34,7 +35,6 @@ from wallet.protocol import Transaction
 P = TypeVar("P")
 S = TypeVar("S")
 D = TypeVar("D")
-Result = dict[str, Any]
 Clock = Callable[[], datetime]
 SeedSource = Callable[[], bytes]
 CardSource = Callable[[], ChosenWire | None]
@@ -47,21 +47,22 @@ MAX_AUTOMATIC_STEPS = 100
 longest chain); reaching it means the game's default action does not end its rounds."""
 
 
-def round_result(rnd: Round, balance: int) -> Result:
-    return {
-        "round_id": str(rnd.id),
-        "code": rnd.code,
-        "game": rnd.game,
-        "status": rnd.status,
-        "stake": rnd.stake,
-        "staked": rnd.staked,
-        "payout": rnd.payout,
-        "outcome": rnd.outcome,
-        "view": dict(rnd.view),
-        "balance": balance,
-        "seed": rnd.seed,
-        "commitment": rnd.commitment,
-    }
+def round_played(rnd: Round, balance: int) -> RoundPlayed:
+    """The round as it stands, with the session's ``balance`` after the step."""
+    return RoundPlayed(
+        round_id=str(rnd.id),
+        code=rnd.code,
+        game=rnd.game,
+        status=rnd.status,
+        stake=rnd.stake,
+        staked=rnd.staked,
+        payout=rnd.payout,
+        outcome=rnd.outcome,
+        view=dict(rnd.view),
+        balance=balance,
+        seed=rnd.seed,
+        commitment=rnd.commitment,
+    )
 
 
 class Rounds:
@@ -101,7 +102,7 @@ class Rounds:
 
     def start(
         self, uow: UnitOfWork, session: GameSession, adapter: GameAdapter[P, S, D], params: P
-    ) -> Result:
+    ) -> RoundPlayed:
         session.check_idle()
         stake = adapter.stake_of(params)  # validates the bet against the rules
         session.check_debit(stake)
@@ -138,7 +139,7 @@ class Rounds:
         session.stake(code, stake)
         session.round_opened(code)
         self._maybe_settle(adapter, session, rnd, state, seed)
-        return round_result(rnd, session.balance)
+        return round_played(rnd, session.balance)
 
     def playing(self, uow: UnitOfWork, session: GameSession, game: str) -> Round:
         """The session's open round, which must be of ``game``."""
@@ -161,7 +162,7 @@ class Rounds:
         adapter: GameAdapter[P, S, D],
         decision: D,
         automatic: bool = False,
-    ) -> Result:
+    ) -> RoundPlayed:
         rnd.check_open()
         seed, deal = self.seed_of(rnd), self.deal_of(rnd)
         state = replay_recorded(adapter, rnd.params, rnd.decisions, deal)
@@ -178,7 +179,7 @@ class Rounds:
             view=adapter.view(new_state),
         )
         self._maybe_settle(adapter, session, rnd, new_state, seed)
-        return round_result(rnd, session.balance)
+        return round_played(rnd, session.balance)
 
     def _maybe_settle(
         self,
@@ -233,7 +234,7 @@ class Rounds:
             game_code=rnd.code,
         )
 
-    def void(self, uow: UnitOfWork, code: str, reason: str, incident_id: str) -> Result:
+    def void(self, uow: UnitOfWork, code: str, reason: str, incident_id: str) -> RoundVoided:
         """Operator command after a malfunction: refund every stake, reverse any credited
         win, reveal the seed. Idempotent: voiding a voided round returns its void.
 
@@ -275,7 +276,7 @@ class Rounds:
 
     def _void_seamless(
         self, session: GameSession, rnd: Round, reason: str, incident_id: str
-    ) -> Result:
+    ) -> RoundVoided:
         """Void a seamless round: every accepted debit of it is rolled back at the wallet
         (queued in this transaction). A win already credited there is not reversible
         through the wallet: such a void is refused (settle it with the operator)."""
@@ -309,19 +310,28 @@ class Rounds:
 
 def void_result(
     rnd: Round, session: GameSession, account_balance: int | None, again: bool
-) -> Result:
+) -> RoundVoided:
     """A void's result: the round, its refund and reversal, and the balance they landed on
     (``account_balance`` when they went to the account, else None: the session's)."""
-    on_account = account_balance is not None
-    return {
-        **round_result(rnd, session.balance),
-        "already_voided": again,
-        "refunded": getattr(rnd, "refunded", 0),
-        "reversed_win": getattr(rnd, "reversed_win", 0),
-        "landed_on": "account" if on_account else "session",
-        "landed_balance": account_balance if on_account else session.balance,
-        "session_balance": session.balance,
-    }
+    return RoundVoided(
+        round_id=str(rnd.id),
+        code=rnd.code,
+        game=rnd.game,
+        status=rnd.status,
+        stake=rnd.stake,
+        staked=rnd.staked,
+        payout=rnd.payout,
+        outcome=rnd.outcome,
+        view=dict(rnd.view),
+        balance=session.balance,
+        seed=rnd.seed,
+        commitment=rnd.commitment,
+        already_voided=again,
+        refunded=getattr(rnd, "refunded", 0),
+        reversed_win=getattr(rnd, "reversed_win", 0),
+        landed_on="session" if account_balance is None else "account",
+        landed_balance=session.balance if account_balance is None else account_balance,
+    )
 
 
 def _check_void_covered(
@@ -367,7 +377,7 @@ class AnyGame:
             )
         return adapter
 
-    def start(self, uow: UnitOfWork, cmd: StartRound) -> Result:
+    def start(self, uow: UnitOfWork, cmd: StartRound) -> RoundPlayed:
         adapter = self._adapter(cmd.game)
         if not isinstance(cmd.params, Mapping):
             raise InvalidRequest(f"the params of a {cmd.game} round are a JSON object")
@@ -378,7 +388,7 @@ class AnyGame:
             raise InvalidRequest(f"invalid params for {cmd.game}: {e!r}") from None
         return self.rounds.start(uow, session, adapter, params)
 
-    def decide(self, uow: UnitOfWork, cmd: Decide) -> Result:
+    def decide(self, uow: UnitOfWork, cmd: Decide) -> RoundPlayed:
         adapter = self._adapter(cmd.game)
         session = uow.session(cmd.session_id)
         rnd = self.rounds.playing(uow, session, cmd.game)

@@ -22,6 +22,7 @@ from ledger import contracts
 from ledger.accounts import NAMESPACE
 from ledger.commands import SessionCommand
 from ledger.errors import InvalidRequest
+from ledger.results import SettingsChanged
 from ledger.unit_of_work import UnitOfWork
 
 DEFAULTS: dict[str, Any] = {
@@ -76,7 +77,7 @@ class PlayerSettings(Aggregate):
 
 
 @dataclass(frozen=True)
-class ChangeSettings(SessionCommand):
+class ChangeSettings(SessionCommand[SettingsChanged]):
     """The game client of one of the player's sessions sets the player's settings (all
     of them at once; one left out takes its default)."""
 
@@ -84,7 +85,7 @@ class ChangeSettings(SessionCommand):
     settings: dict[str, Any]
 
 
-def change_settings(uow: UnitOfWork, cmd: ChangeSettings) -> dict[str, Any]:
+def change_settings(uow: UnitOfWork, cmd: ChangeSettings) -> SettingsChanged:
     session = uow.session(cmd.session_id)
     uow.account(session.player_id)  # settings are kept with an existing account
     full = check_settings(cmd.settings)
@@ -93,7 +94,7 @@ def change_settings(uow: UnitOfWork, cmd: ChangeSettings) -> dict[str, Any]:
         uow.add(PlayerSettings(player_id=session.player_id, settings=full))
     elif record.settings != full:
         record.changed(settings=full)
-    return {"player_id": session.player_id, "settings": full}
+    return SettingsChanged(player_id=session.player_id, settings=full)
 
 
 def settings_of(app: Any, player_id: str) -> dict[str, Any]:

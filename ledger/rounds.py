@@ -23,7 +23,9 @@ from ledger.accounts import NAMESPACE
 from ledger.contracts import RoundStatus
 from ledger.errors import RoundNotOpen
 
-_CODE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford base32: no I, L, O, U
+CODE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+"""The random part of every game code (a round's, a live table round's): Crockford base32,
+no I, L, O or U (read aloud or typed by a player without confusion)."""
 
 
 def round_id_for(code: str) -> UUID:
@@ -35,7 +37,7 @@ def round_id_for(code: str) -> UUID:
 
 def new_game_code(prefix: str, now: datetime) -> str:
     """E.g. ``RD-20261129-131541-7K3Q``: game, start time in GMT, 4 random characters."""
-    suffix = "".join(secrets.choice(_CODE_ALPHABET) for _ in range(4))
+    suffix = "".join(secrets.choice(CODE_ALPHABET) for _ in range(4))
     return f"{prefix}-{now.astimezone(UTC):%Y%m%d-%H%M%S}-{suffix}"
 
 

@@ -14,7 +14,6 @@ event log, read back by ``audit-cli rtp``, must add up to those tallies.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from games.cards import Card
 from games.red_dog.engine import DecisionKind
@@ -22,7 +21,9 @@ from games.rtp import Tally
 from games.simulate import Plan, RedDogPlan, RoundSeeds, choose_holds, choose_raise
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
+from ledger.contracts import RoundStatus
 from ledger.keys import Keyring
+from ledger.results import RoundPlayed
 from ledger.settings import Settings
 
 CURRENCY = "EUR"
@@ -43,7 +44,7 @@ def simulate_on_ledger(app: Casino, plans: Sequence[Plan], player_id: str = "sim
     for k, plan in enumerate(plans):
         buy_in = max(1, plan.rounds * _max_stake(plan))
         app.deposit(f"{rid}:{k}:deposit", player_id, buy_in)
-        session = app.open_session(f"{rid}:{k}:open", player_id, buy_in)["session_id"]
+        session = app.open_session(f"{rid}:{k}:open", player_id, buy_in).session_id
         tally = Tally()
         for i in range(plan.rounds):
             _play(app, session, plan, f"{rid}:{k}:{i}", tally)
@@ -61,26 +62,26 @@ def _max_stake(plan: Plan) -> int:
 def _play(app: Casino, session: str, plan: Plan, rid: str, tally: Tally) -> None:
     if isinstance(plan, RedDogPlan):
         r = app.red_dog_bet(f"{rid}:bet", session, plan.bet)
-        if r["status"] == "open":
-            decision = choose_raise(r["view"]["spread"], plan.bet, plan.policy)
+        if r.status == RoundStatus.OPEN:
+            decision = choose_raise(r.view["spread"], plan.bet, plan.policy)
             if decision.kind is DecisionKind.RAISE:
                 r = app.red_dog_raise(f"{rid}:raise", session, decision.amount)
             else:
                 r = app.red_dog_see(f"{rid}:see", session)
         _settled(r)
-        tally.add(plan.bet, r["staked"], r["payout"], 1, [(str(r["outcome"]), r["payout"])])
+        tally.add(plan.bet, r.staked, r.payout, 1, [(str(r.outcome), r.payout)])
         return
     r = app.vp_deal(f"{rid}:deal", session, plan.variant, plan.coin_value, plan.coins, plan.lines)
-    view = r["view"]
+    view = r.view
     dealt = [Card.parse(c) for c in view["dealt"]]
     holds = choose_holds(plan.rules, dealt, plan.coins, plan.play, view["recommended"])
     r = app.vp_act(f"{rid}:draw", session, ["draw", list(holds)])
-    if r["status"] == "open":  # a win is pending: collect it, never double up
+    if r.status == RoundStatus.OPEN:  # a win is pending: collect it, never double up
         r = app.vp_act(f"{rid}:collect", session, ["collect"])
     _settled(r)
-    hands = [(str(line["rank"]), int(line["win"])) for line in r["view"]["lines"]]
-    tally.add(r["stake"], r["staked"], r["payout"], plan.lines, hands)
+    hands = [(str(line["rank"]), int(line["win"])) for line in r.view["lines"]]
+    tally.add(r.stake, r.staked, r.payout, plan.lines, hands)
 
 
-def _settled(result: dict[str, Any]) -> None:
-    assert result["status"] == "settled", f"round {result['code']} is {result['status']}"
+def _settled(result: RoundPlayed) -> None:
+    assert result.status == RoundStatus.SETTLED, f"round {result.code} is {result.status}"

@@ -11,7 +11,8 @@ from games.video_poker.adapter import GAME, VideoPokerAdapter, VideoPokerParams
 from games.video_poker.engine import Decision
 from games.video_poker.hold import holds_for_draw
 from ledger import commands as c
-from ledger.play import Result, Rounds
+from ledger.play import Rounds
+from ledger.results import RoundPlayed
 from ledger.unit_of_work import UnitOfWork
 
 
@@ -20,12 +21,12 @@ class VideoPokerMachine:
         self.rounds = rounds
         self.adapter = adapter
 
-    def deal(self, uow: UnitOfWork, cmd: c.VideoPokerDeal) -> Result:
+    def deal(self, uow: UnitOfWork, cmd: c.VideoPokerDeal) -> RoundPlayed:
         session = uow.session(cmd.session_id)
         params = VideoPokerParams(cmd.variant, cmd.coin_value, cmd.coins, cmd.lines)
         return self.rounds.start(uow, session, self.adapter, params)
 
-    def draw(self, uow: UnitOfWork, cmd: c.VideoPokerDraw) -> Result:
+    def draw(self, uow: UnitOfWork, cmd: c.VideoPokerDraw) -> RoundPlayed:
         if cmd.holds is not None:
             return self.decide(uow, cmd)
         session = uow.session(cmd.session_id)
@@ -35,7 +36,7 @@ class VideoPokerMachine:
         holds = holds_for_draw(steps, state)
         return self.rounds.act(session, rnd, self.adapter, Decision.draw(holds))
 
-    def decide(self, uow: UnitOfWork, cmd: c.GameDecision) -> Result:
+    def decide(self, uow: UnitOfWork, cmd: c.GameDecision[RoundPlayed]) -> RoundPlayed:
         """hold, draw with holds, collect, double, half-double, pick."""
         session = uow.session(cmd.session_id)
         rnd = self.rounds.playing(uow, session, GAME)

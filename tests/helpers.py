@@ -12,6 +12,7 @@ from games.errors import GameRuleError
 from ledger.errors import LedgerError
 
 if TYPE_CHECKING:
+    from ledger.casino import Casino
     from tests.conftest import Store
 
 
@@ -39,12 +40,12 @@ class ChosenDeals:
 
 
 def open_session(
-    app: Any, player: str = "ann", buy_in: int = 20_000, deposit: int = 1_000_000
+    app: Casino, player: str = "ann", buy_in: int = 20_000, deposit: int = 1_000_000
 ) -> str:
     """The one way tests open a funded game session: account, deposit, buy-in."""
     app.open_account(f"open-{player}", player, "EUR")
     app.deposit(f"deposit-{player}", player, deposit)
-    return str(app.open_session(f"buy-in-{player}", player, buy_in)["session_id"])
+    return str(app.open_session(f"buy-in-{player}", player, buy_in).session_id)
 
 
 def raw_rows(store: Store) -> list[tuple[Any, ...]]:

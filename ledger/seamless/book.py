@@ -5,7 +5,7 @@ Fed event by event in notification order, from the raw log (``audit-cli wallet
 reconcile``) or from the application's store: nothing about the wallet is kept anywhere
 but in the log. A running application keeps in memory only what is open (debits without
 an outcome, credits and rollbacks not yet delivered: bounded by the work in flight, not by
-the history), followed from the log by :func:`open_items` for the outbox and the gate;
+the history), followed from the log by :class:`OpenItems` for the outbox and the gate;
 the reconciliation's pages are read from the wallet view (:func:`listing`,
 :mod:`ledger.readside.wallet`), which folds the log with this book's rules.
 """
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import threading
-import weakref
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -26,7 +25,16 @@ from ledger.seamless.entries import TOPICS, Entry, State, _instant, _time, in_ra
 if TYPE_CHECKING:
     from ledger.ports import LogApp
 
-__all__ = ["TOPICS", "Entry", "State", "WalletBook", "_instant", "in_range", "listing"]
+__all__ = [
+    "TOPICS",
+    "Entry",
+    "OpenItems",
+    "State",
+    "WalletBook",
+    "_instant",
+    "in_range",
+    "listing",
+]
 
 
 class WalletBook:
@@ -258,8 +266,11 @@ def _book(app: LogApp, **kwargs: Any) -> WalletBook:
     return WalletBook(operator_of=_reader(app), operators_max=_operators_max(app), **kwargs)
 
 
-class _Projection:
-    """The open transactions, kept up to date from one application's log."""
+class OpenItems:
+    """The open wallet transactions of one application (the outbox's pending deliveries,
+    the debits without an outcome), kept up to date from its log; nothing else is kept.
+    One per application, composed with its seamless mode (:mod:`ledger.seamless.compose`)
+    and shared by its gate and its outbox."""
 
     def __init__(self, app: LogApp) -> None:
         self.app = app
@@ -267,6 +278,7 @@ class _Projection:
         self.lock = threading.Lock()
 
     def catch_up(self) -> WalletBook:
+        """The open transactions, brought up to date from the log."""
         from ledger.checkpoints import feed_opened
 
         with self.lock:
@@ -274,20 +286,6 @@ class _Projection:
                 self.app, self.book.last_seq, self.book.feed_payload, TOPICS
             )
         return self.book
-
-
-_PROJECTIONS: weakref.WeakKeyDictionary[Any, _Projection] = weakref.WeakKeyDictionary()
-_LOCK = threading.Lock()
-
-
-def open_items(app: LogApp) -> WalletBook:
-    """The application's open wallet transactions (the outbox's pending deliveries, the
-    debits without an outcome), brought up to date from its log; nothing else is kept."""
-    with _LOCK:
-        projection = _PROJECTIONS.get(app)
-        if projection is None:
-            projection = _PROJECTIONS[app] = _Projection(app)
-    return projection.catch_up()
 
 
 def listing(
@@ -307,7 +305,7 @@ def listing(
 
 def wallet_book(app: LogApp) -> WalletBook:
     """Every wallet transaction of the application, read from its log now (a full
-    reconciliation; the running application holds none of it: :func:`open_items`)."""
+    reconciliation; the running application holds none of it: :class:`OpenItems`)."""
     from ledger.checkpoints import feed_opened
 
     book = _book(app)

@@ -14,12 +14,18 @@ from typing import Any, ClassVar
 from ledger.commands import Command, SessionCommand
 from ledger.errors import InvalidRequest
 from ledger.money import check_currency
+from ledger.results import (
+    DeliveriesRecorded,
+    SeamlessSessionOpened,
+    StakeFinished,
+    StakeIntended,
+)
 
 _TOKEN_MAX = 100
 
 
 @dataclass(frozen=True)
-class OpenSeamlessSession(Command):
+class OpenSeamlessSession(Command[SeamlessSessionOpened]):
     """A session on the operator's wallet: the player's token there and a currency."""
 
     name: ClassVar[str] = "open_seamless_session"
@@ -39,7 +45,7 @@ class OpenSeamlessSession(Command):
 
 
 @dataclass(frozen=True)
-class IntendStake(SessionCommand):
+class IntendStake(SessionCommand[StakeIntended]):
     """Record that the debit ``transaction`` is about to be sent for ``request``."""
 
     name: ClassVar[str] = "seamless_intend_stake"
@@ -56,7 +62,7 @@ class IntendStake(SessionCommand):
 
 
 @dataclass(frozen=True)
-class FinishStake(SessionCommand):
+class FinishStake(SessionCommand[StakeFinished]):
     """Record the debit's outcome; if accepted, run the command that staked (``inner``:
     its name and body) with that stake authorised, in the same transaction."""
 
@@ -66,7 +72,7 @@ class FinishStake(SessionCommand):
     cause: str | None = None
     error: str | None = None
     wallet_balance: int | None = None
-    inner: Command | None = None
+    inner: Command[Any] | None = None
 
     def body(self) -> dict[str, Any]:
         doc = super().body()
@@ -76,7 +82,7 @@ class FinishStake(SessionCommand):
 
 
 @dataclass(frozen=True)
-class RecordDeliveries(Command):
+class RecordDeliveries(Command[DeliveriesRecorded]):
     """The wallet acknowledged (or refused for good) these queued credits and rollbacks:
     each ``{transaction_id, session_id, call, state, attempts, cause, wallet_balance}``."""
 

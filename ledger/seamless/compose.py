@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ledger.casino import Casino
+from ledger.seamless.book import OpenItems
 from ledger.seamless.commands import FinishStake, IntendStake, OpenSeamlessSession, RecordDeliveries
 from ledger.seamless.gate import StakeGate
 from ledger.seamless.handlers import SeamlessHandlers
@@ -24,6 +25,8 @@ class Seamless:
     gate: StakeGate
     outbox: Outbox
     wallets: Mapping[str, WalletClient]
+    open_items: OpenItems
+    """The open wallet transactions, followed from the log (the gate's and the outbox's)."""
 
     def start(self) -> None:
         """Before serving: roll back debits left without an outcome, rebuild the outbox
@@ -50,9 +53,10 @@ def compose(
         observers = getattr(client, "observers", None)  # a test's stand-in may have none
         if observers is not None:
             observers.append(WalletWatch(app, operator).saw)
-    gate = StakeGate(app, wallets)
+    items = OpenItems(app)
+    gate = StakeGate(app, wallets, items)
     app.stake_gate = gate
-    outbox = Outbox(app, wallets, policy=policy)
+    outbox = Outbox(app, wallets, items, policy=policy)
     outbox.every_poll.append(lambda: gate.resolve_stale(STALE_AFTER_SECONDS))
     app.on_close.append(outbox.stop)
-    return Seamless(gate, outbox, wallets)
+    return Seamless(gate, outbox, wallets, items)

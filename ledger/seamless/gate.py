@@ -41,9 +41,9 @@ from ledger.casino import Casino
 from ledger.contracts import DebitOutcome
 from ledger.errors import IdempotencyConflict, InsufficientFunds, LedgerError
 from ledger.requests import MAX_REQUEST_ID, Request, body_digest, request_aggregate_id
-from ledger.results import Wire
+from ledger.results import StakeFinished, Wire
 from ledger.seamless import port
-from ledger.seamless.book import open_items
+from ledger.seamless.book import OpenItems
 from ledger.seamless.claim import GameCodeTaken
 from ledger.seamless.commands import FinishStake, IntendStake
 from ledger.seamless.errors import StakeRolledBack, WalletRefused, WalletUnavailable
@@ -90,9 +90,12 @@ def sub_request(request_id: str, step: str) -> str:
 
 
 class StakeGate:
-    def __init__(self, casino: Casino, wallets: Mapping[str, WalletClient]) -> None:
+    def __init__(
+        self, casino: Casino, wallets: Mapping[str, WalletClient], open_items: OpenItems
+    ) -> None:
         self.casino = casino
         self.wallets = wallets
+        self.open_items = open_items
         self._locks = [threading.Lock() for _ in range(_STRIPES)]
         self._in_flight: set[str] = set()  # debits this process is sending or recording
         self._guard = threading.Lock()
@@ -122,7 +125,8 @@ class StakeGate:
                 if final is not None or session.pending_debit is not None
                 else None
             )
-            if intent is not None and intent.result.get("digest") != digest:
+            intended = None if intent is None else IntendStake.answer_from(intent.result)
+            if intended is not None and intended.digest != digest:
                 raise IdempotencyConflict(
                     f"request id {request_id!r} was already used for a different request",
                     request_id=request_id,
@@ -133,9 +137,9 @@ class StakeGate:
                         f"request id {request_id!r} was already used for a different request",
                         request_id=request_id,
                     )
-                return cmd.answer_from(answer(final.result))
-            if intent is not None:
-                debit = from_wire(intent.result["transaction"])
+                return cmd.answer_from(answer(FinishStake.answer_from(final.result)))
+            if intended is not None:
+                debit = from_wire(intended.transaction)
                 return self._send_once(request_id, cmd, session_id, session, debit, digest, False)
             for draw in range(CODE_DRAWS):
                 needed = self._probe(cmd, session)
@@ -176,8 +180,8 @@ class StakeGate:
                     sub_request(request_id, "intent"),
                     IntendStake(session_id, request_id, to_wire(debit), digest),
                 )
-                fresh = recorded["transaction"]["transaction_id"] == tid
-                debit = from_wire(recorded["transaction"])
+                fresh = recorded.transaction["transaction_id"] == tid
+                debit = from_wire(recorded.transaction)
             return self._finish(request_id, cmd, session_id, session.operator or "", debit, fresh)
         finally:
             with self._guard:
@@ -260,7 +264,7 @@ class StakeGate:
             busy = set(self._in_flight)
         stale = [
             e
-            for e in open_items(self.casino).pending_outcomes()
+            for e in self.open_items.catch_up().pending_outcomes()
             if e.transaction_id not in busy
             and now - datetime.fromisoformat(e.time).timestamp() >= older_than
         ]
@@ -290,7 +294,7 @@ class StakeGate:
         older_than = self.longest_debit() + RECOVER_MARGIN_SECONDS
         pending = [
             e
-            for e in open_items(self.casino).pending_outcomes()
+            for e in self.open_items.catch_up().pending_outcomes()
             if now - datetime.fromisoformat(e.time).timestamp() >= older_than
         ]
         for entry in pending:
@@ -302,16 +306,16 @@ class StakeGate:
         return len(pending)
 
 
-def answer(result: Wire) -> Wire:
+def answer(finished: StakeFinished) -> Wire:
     """The player's answer to a seamless stake (the wire form of the staking command's
     result, with the wallet's balance), or the typed refusal."""
-    outcome = result.get("stake_outcome")
-    ids = {"session_id": result.get("session_id"), "transaction_id": result.get("transaction_id")}
-    cause = result.get("cause") or ""
+    outcome = finished.stake_outcome
+    ids = {"session_id": finished.session_id, "transaction_id": finished.transaction_id}
+    cause = finished.cause or ""
     if outcome == DebitOutcome.REFUSED:
-        if result.get("error") == "insufficient-funds":
+        if finished.error == "insufficient-funds":
             raise InsufficientFunds(
-                f"the operator's wallet balance {result.get('balance')} cannot cover the stake",
+                f"the operator's wallet balance {finished.balance} cannot cover the stake",
                 **ids,
             )
         raise WalletRefused(f"the operator's wallet refused the stake: {cause}", **ids)
@@ -323,4 +327,4 @@ def answer(result: Wire) -> Wire:
             " the debit is rolled back",
             **ids,
         )
-    return result
+    return finished.wire()

@@ -6,14 +6,21 @@ calls the wallet (the gate and the outbox do, between commands).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 from uuid import uuid5
 
 from ledger import commands as c
 from ledger.accounts import NAMESPACE, GameSession
 from ledger.contracts import DebitOutcome
-from ledger.results import wire_of
+from ledger.handlers import AnyHandler
+from ledger.results import (
+    DeliveriesRecorded,
+    SeamlessSessionOpened,
+    StakeFinished,
+    StakeIntended,
+    wire_of,
+)
 from ledger.seamless import port
 from ledger.seamless.claim import GameCodeClaim, GameCodeTaken, claim_id_for
 from ledger.seamless.commands import (
@@ -28,8 +35,6 @@ from ledger.seamless.wire import from_wire, to_wire
 from ledger.unit_of_work import UnitOfWork
 from wallet.protocol import Transaction
 
-Result = dict[str, Any]
-Handler = Callable[[UnitOfWork, Any], Result]
 FIRST_STAGE = "main"
 """The stage of a session round's first debit (Red Dog's bet, video poker's deal), whose
 game code the probe has just drawn; a live table's stages name the seat (``main:…``) under
@@ -37,11 +42,13 @@ the table round's code, which the table has already made unique."""
 
 
 class SeamlessHandlers:
-    def __init__(self, operators: Collection[str], handlers: Mapping[type[c.Command], Handler]):
+    def __init__(
+        self, operators: Collection[str], handlers: Mapping[type[c.Command[Any]], AnyHandler]
+    ) -> None:
         self.operators = operators
         self.handlers = handlers  # the casino's: FinishStake runs the staking command's
 
-    def open_session(self, uow: UnitOfWork, cmd: OpenSeamlessSession) -> Result:
+    def open_session(self, uow: UnitOfWork, cmd: OpenSeamlessSession) -> SeamlessSessionOpened:
         if cmd.operator not in self.operators:
             raise NoSeamlessWallet(f"operator {cmd.operator!r} has no seamless wallet configured")
         session = GameSession(
@@ -52,15 +59,15 @@ class SeamlessHandlers:
             operator=cmd.operator,
         )
         uow.add(session)
-        return {
-            "session_id": str(session.id),
-            "player_id": cmd.player_token,
-            "operator": cmd.operator,
-            "currency": cmd.currency,
-            "wallet": "seamless",
-        }
+        return SeamlessSessionOpened(
+            session_id=str(session.id),
+            player_id=cmd.player_token,
+            operator=cmd.operator,
+            currency=cmd.currency,
+            wallet="seamless",
+        )
 
-    def intend_stake(self, uow: UnitOfWork, cmd: IntendStake) -> Result:
+    def intend_stake(self, uow: UnitOfWork, cmd: IntendStake) -> StakeIntended:
         session = uow.session(cmd.session_id)
         session.check_open()
         if session.pending_debit is not None:
@@ -75,13 +82,11 @@ class SeamlessHandlers:
                 )
             uow.add(GameCodeClaim(debit.game_code, str(session.id), str(debit.transaction_id)))
         session.stake_intended(transaction=dict(cmd.transaction), request=cmd.request)
-        return {
-            "session_id": str(session.id),
-            "transaction": dict(cmd.transaction),
-            "digest": cmd.digest,
-        }
+        return StakeIntended(
+            session_id=str(session.id), transaction=dict(cmd.transaction), digest=cmd.digest
+        )
 
-    def finish_stake(self, uow: UnitOfWork, cmd: FinishStake) -> Result:
+    def finish_stake(self, uow: UnitOfWork, cmd: FinishStake) -> StakeFinished:
         session = uow.session(cmd.session_id)
         pending = session.pending_debit
         if pending is None or pending.get("transaction_id") != cmd.transaction_id:
@@ -101,12 +106,13 @@ class SeamlessHandlers:
             handler = self.handlers[type(inner)]
             with port.accepted(port.Accepted(debit.game_code, debit.stage, debit.amount)):
                 result = handler(uow, inner)
-            return {
-                **wire_of(result),
-                "balance": cmd.wallet_balance,
-                "stake_outcome": str(outcome),
-                "transaction_id": cmd.transaction_id,
-            }
+            return StakeFinished(
+                session_id=str(session.id),
+                transaction_id=cmd.transaction_id,
+                stake_outcome=str(outcome),
+                balance=cmd.wallet_balance,
+                started=wire_of(result),
+            )
         if outcome is DebitOutcome.ACCEPTED:
             # Accepted, but the round could not start: the stake goes back.
             cause = cause or "the round could not start"
@@ -121,7 +127,7 @@ class SeamlessHandlers:
             session.wallet_call_queued(transaction=to_wire(Transaction.rollback(debit)))
         return resolved_result(session, cmd.transaction_id)
 
-    def record_deliveries(self, uow: UnitOfWork, cmd: RecordDeliveries) -> Result:
+    def record_deliveries(self, uow: UnitOfWork, cmd: RecordDeliveries) -> DeliveriesRecorded:
         recorded = []
         for d in cmd.deliveries:
             tid = str(d["transaction_id"])
@@ -139,26 +145,26 @@ class SeamlessHandlers:
                 )
             )
             recorded.append(tid)
-        return {"recorded": recorded}
+        return DeliveriesRecorded(recorded=recorded)
 
 
-def resolved_result(session: GameSession, transaction_id: str) -> Result:
+def resolved_result(session: GameSession, transaction_id: str) -> StakeFinished:
     """What became of a debit that is no longer pending (as the session last recorded)."""
     last = session.last_debit or {}
     if last.get("transaction_id") != transaction_id:
-        return {
-            "session_id": str(session.id),
-            "transaction_id": transaction_id,
-            "stake_outcome": "unknown",
-            "cause": "no outcome of this debit is on the session any more",
-        }
+        return StakeFinished(
+            session_id=str(session.id),
+            transaction_id=transaction_id,
+            stake_outcome="unknown",
+            cause="no outcome of this debit is on the session any more",
+        )
     outcome = last.get("outcome")
     rolled_back = outcome == DebitOutcome.ACCEPTED and last.get("cause") is not None
-    return {
-        "session_id": str(session.id),
-        "transaction_id": transaction_id,
-        "stake_outcome": "rolled-back" if rolled_back else str(outcome),
-        "cause": last.get("cause"),
-        "error": last.get("error"),
-        "balance": last.get("wallet_balance"),
-    }
+    return StakeFinished(
+        session_id=str(session.id),
+        transaction_id=transaction_id,
+        stake_outcome="rolled-back" if rolled_back else str(outcome),
+        cause=last.get("cause"),
+        error=last.get("error"),
+        balance=last.get("wallet_balance"),
+    )

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ledger.casino import Casino
-from ledger.seamless.book import Entry, open_items
+from ledger.seamless.book import Entry, OpenItems
 from ledger.seamless.commands import RecordDeliveries
 from ledger.seamless.wire import from_wire
 from wallet.client import WalletClient
@@ -47,6 +47,7 @@ class Outbox:
         self,
         casino: Casino,
         wallets: Mapping[str, WalletClient],
+        open_items: OpenItems,
         *,
         policy: RetryPolicy | None = None,
         workers: int = 32,
@@ -56,6 +57,7 @@ class Outbox:
     ) -> None:
         self.casino = casino
         self.wallets = wallets
+        self.open_items = open_items
         self.policy = policy or RetryPolicy()
         self.poll_seconds = poll_seconds
         self._clock, self._random = clock, random
@@ -74,7 +76,7 @@ class Outbox:
 
     def catch_up(self) -> int:
         """Bring the pending list up to date with the log; the number pending."""
-        book = open_items(self.casino)
+        book = self.open_items.catch_up()
         pending = {e.transaction_id: e for e in book.pending_deliveries()}
         with self._lock:
             for tid in list(self._pending):

@@ -31,6 +31,9 @@ class GameSession(Protocol):  # ledger.accounts.GameSession (which imports this 
     @property
     def id(self) -> object: ...
 
+    @property
+    def stake_intents(self) -> int: ...
+
 
 ADDED_STAGE = {"red-dog": "raise"}
 """The wallet stage of a stake added by a decision, per game (default ``double``)."""
@@ -119,7 +122,7 @@ def table_stake(
     the stage the wallet accepted, or None for a transfer session."""
     if not session.seamless:
         return None
-    intents = int(getattr(session, "stake_intents", 0))
+    intents = session.stake_intents
     # While probing the intent is not recorded yet; once accepted it is the last one.
     n = intents + 1 if _MODE.get() == _PROBE else intents
     stage = table_stage(session, kind, what, n)

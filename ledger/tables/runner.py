@@ -47,7 +47,7 @@ from games.blackjack.decisions import Action, AutoReason
 from ledger.casino import Casino
 from ledger.commands import Route
 from ledger.errors import IdempotencyConflict
-from ledger.rounds import commitment, seal_seed
+from ledger.rounds import CODE_ALPHABET, commitment, seal_seed
 from ledger.tables import commands as tc
 from ledger.tables.aggregates import (
     SeatStatus,
@@ -75,12 +75,10 @@ from ledger.unit_of_work import UnitOfWork
 
 MAX_ACTIONS = 100_000
 
-_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford base32, as the other codes
-
 
 def game_code(now: datetime) -> str:
     """seed 002 "Codice partita": e.g. ``IBJ-20261201-113000-7K3Q9M`` (GMT start time)."""
-    suffix = "".join(secrets.choice(_ALPHABET) for _ in range(6))
+    suffix = "".join(secrets.choice(CODE_ALPHABET) for _ in range(6))
     return f"{CODE_PREFIX}-{now.astimezone(UTC):%Y%m%d-%H%M%S}-{suffix}"
 
 

@@ -34,27 +34,28 @@ from pathlib import Path
 from typing import Any
 
 from ledger.bootstrap import bootstrap
+from ledger.casino import Casino
 from ledger.readside import projection, view
 from ledger.readside.runner import Runner
 from ledger.settings import Settings
 
 
-def play(app: object, prefix: str, rounds: int, ready: bool) -> None:
+def play(app: Casino, prefix: str, rounds: int, ready: bool) -> None:
     for p in range(3):
         player = f"{prefix}{p}"
-        app.open_account(f"{player}-open", player, "EUR")  # type: ignore[attr-defined]
-        app.deposit(f"{player}-dep", player, 100_000)  # type: ignore[attr-defined]
+        app.open_account(f"{player}-open", player, "EUR")
+        app.deposit(f"{player}-dep", player, 100_000)
     for p in range(3):
         player = f"{prefix}{p}"
-        sid = app.open_session(f"{player}-buy", player, 20_000)["session_id"]  # type: ignore[attr-defined]
+        sid = app.open_session(f"{player}-buy", player, 20_000).session_id
         for n in range(rounds):
-            r = app.red_dog_bet(f"{player}-bet-{n}", sid, 100)  # type: ignore[attr-defined]
-            if r["status"] == "open":
-                app.red_dog_see(f"{player}-see-{n}", sid)  # type: ignore[attr-defined]
+            r = app.red_dog_bet(f"{player}-bet-{n}", sid, 100)
+            if r.status == "open":
+                app.red_dog_see(f"{player}-see-{n}", sid)
             if ready and p == 0 and n == 2:
                 print("ready", flush=True)
-        app.close_session(f"{player}-close", sid)  # type: ignore[attr-defined]
-        app.withdraw(f"{player}-wd", player, 1_000)  # type: ignore[attr-defined]
+        app.close_session(f"{player}-close", sid)
+        app.withdraw(f"{player}-wd", player, 1_000)
 
 
 def main() -> None:

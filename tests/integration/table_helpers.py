@@ -96,7 +96,6 @@ class Live:
                 *(seed_of(i) for i in range(len(self.shoes.shoes))), *self.seeds
             ),
             shoe_maker=self.shoes,
-            live_tables=True,
         )
         self.store.apps.append(app)
         return app

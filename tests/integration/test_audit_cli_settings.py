@@ -24,9 +24,9 @@ def test_events_and_report_read_the_store_named_by_the_settings(
     app = bootstrap(Settings(data_dir=store))
     app.open_account("o", "p1", "EUR")
     app.deposit("d", "p1", 10_000)
-    sid = app.open_session("s", "p1", 5_000)["session_id"]
+    sid = app.open_session("s", "p1", 5_000).session_id
     r = app.red_dog_bet("b", sid, 200)
-    if r["status"] == "open":
+    if r.status == "open":
         app.red_dog_see("see", sid)
     app.close()
     cwd = tmp_path / "cwd"  # no data/ here

@@ -57,15 +57,15 @@ def log(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
             tallies = simulate_on_ledger(app, PLANS)
             app.open_account("extra:account", "extra", "EUR")
             app.deposit("extra:deposit", "extra", 10_000)
-            sid = app.open_session("extra:open", "extra", 10_000)["session_id"]
+            sid = app.open_session("extra:open", "extra", 10_000).session_id
             voided = app.red_dog_bet("extra:bet", sid, 200)
-            if voided["status"] == "open":
+            if voided.status == "open":
                 voided = app.red_dog_see("extra:see", sid)
-            app.void_round("extra:void", voided["code"], "malfunction drill", "INC-1")
+            app.void_round("extra:void", voided.code, "malfunction drill", "INC-1")
             app.vp_deal("extra:deal", sid, "jb-4line", 10, 1, 4)  # left open
         finally:
             app.close()
-        yield Log(store, tallies, voided["code"])
+        yield Log(store, tallies, voided.code)
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:

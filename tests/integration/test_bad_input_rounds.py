@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import uuid
 from decimal import Decimal
-from typing import Any
 
 import pytest
 
@@ -38,6 +37,7 @@ from ledger.errors import (
     SessionClosed,
     SessionNotFound,
 )
+from ledger.results import RoundPlayed
 from tests.conftest import Store
 from tests.helpers import ChosenSeeds, assert_refused
 from tests.helpers import open_session as open_funded_session
@@ -78,9 +78,9 @@ def open_session(app: Casino, player: str = "ann", buy_in: int = BUY_IN) -> str:
     return open_funded_session(app, player, buy_in, deposit=100_000)
 
 
-def open_round(app: Casino, sid: str, bet: int = BET, rid: str = "bet") -> dict[str, Any]:
+def open_round(app: Casino, sid: str, bet: int = BET, rid: str = "bet") -> RoundPlayed:
     result = app.red_dog_bet(rid, sid, bet)
-    assert result["status"] == "open" and result["view"]["phase"] == "decide"
+    assert result.status == "open" and result.view["phase"] == "decide"
     return result
 
 
@@ -164,8 +164,8 @@ def test_a_raise_above_the_original_bet_is_refused(store: Store, app: Casino) ->
 
     assert err.code == "raise-too-large"
     rnd = app.open_round(sid)
-    assert rnd is not None and rnd.view == shown["view"] and rnd.staked == BET
-    assert app.red_dog_raise("raise-ok", sid, BET)["staked"] == 2 * BET  # a legal raise still works
+    assert rnd is not None and rnd.view == shown.view and rnd.staked == BET
+    assert app.red_dog_raise("raise-ok", sid, BET).staked == 2 * BET  # a legal raise still works
 
 
 def test_a_raise_that_is_not_a_positive_whole_number_is_refused(store: Store, app: Casino) -> None:
@@ -204,7 +204,7 @@ def test_a_raise_above_the_session_balance_is_refused(store: Store, app: Casino)
     assert_refused(store, InsufficientFunds, app.red_dog_raise, "raise", sid, 101)
 
     assert app.session_balance(sid) == 100
-    assert app.red_dog_raise("raise-ok", sid, 100)["staked"] == BET + 100
+    assert app.red_dog_raise("raise-ok", sid, 100).staked == BET + 100
 
 
 def test_a_raise_or_see_with_no_open_round_is_refused(store: Store, app: Casino) -> None:
@@ -219,13 +219,13 @@ def test_see_or_raise_after_the_round_settled_is_refused(store: Store, app: Casi
     sid = open_session(app)
     open_round(app, sid)
     settled = app.red_dog_see("see-1", sid)
-    assert settled["status"] == "settled"
+    assert settled.status == "settled"
 
     assert_refused(store, ROUND_CLOSED_ERRORS, app.red_dog_see, "see-2", sid)
     assert_refused(store, ROUND_CLOSED_ERRORS, app.red_dog_raise, "raise-2", sid, BET)
 
-    assert app.session_balance(sid) == settled["balance"]
-    assert app.find_round(settled["code"]).view == settled["view"]
+    assert app.session_balance(sid) == settled.balance
+    assert app.find_round(settled.code).view == settled.view
 
 
 def test_a_malformed_decision_is_refused(store: Store, app: Casino) -> None:
@@ -258,23 +258,23 @@ def test_acting_in_a_session_without_an_open_round_leaves_another_sessions_round
     assert_refused(store, RoundNotOpen, app.red_dog_raise, "raise", a, BET)
 
     rnd = app.open_round(b)
-    assert rnd is not None and rnd.code == shown["code"] and rnd.view == shown["view"]
+    assert rnd is not None and rnd.code == shown.code and rnd.view == shown.view
     assert (app.session_balance(a), app.session_balance(b)) == (BUY_IN, BUY_IN - BET)
-    assert app.red_dog_see("bob-see", b)["code"] == shown["code"]
+    assert app.red_dog_see("bob-see", b).code == shown.code
 
 
 def test_a_red_dog_action_on_another_games_open_round_is_refused(store: Store, app: Casino) -> None:
     sid = open_session(app)
     dealt = app.vp_deal("vp-deal", sid, "jb-4line", 10, 1, 4)
-    assert dealt["status"] == "open"
+    assert dealt.status == "open"
 
     assert_refused(store, DecisionNotForThisGame, app.red_dog_see, "see", sid)
     err = assert_refused(store, DecisionNotForThisGame, app.red_dog_raise, "raise", sid, BET)
-    assert err.code == "decision-not-for-this-game" and err.ids["game_code"] == dealt["code"]
+    assert err.code == "decision-not-for-this-game" and err.ids["game_code"] == dealt.code
     assert_refused(store, SessionBusy, app.red_dog_repeat, "repeat", sid)  # a round is open
 
     rnd = app.open_round(sid)
-    assert rnd is not None and rnd.code == dealt["code"] and rnd.view == dealt["view"]
+    assert rnd is not None and rnd.code == dealt.code and rnd.view == dealt.view
 
 
 def test_commands_on_an_unknown_session_are_refused(store: Store, app: Casino) -> None:
@@ -329,6 +329,6 @@ def test_a_void_without_a_reason_and_an_incident_id_is_refused(
     sid = open_session(app)
     shown = open_round(app, sid)
 
-    assert_refused(store, InvalidRequest, app.void_round, "void", shown["code"], reason, incident)
+    assert_refused(store, InvalidRequest, app.void_round, "void", shown.code, reason, incident)
 
-    assert app.find_round(shown["code"]).status == "open"
+    assert app.find_round(shown.code).status == "open"

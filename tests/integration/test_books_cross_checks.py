@@ -63,10 +63,10 @@ def _session_log(store: Store) -> str:
     app = store.open()
     app.open_account("o", "sam", "EUR")
     app.deposit("d", "sam", 10_000)
-    sid = str(app.open_session("s", "sam", 3_000)["session_id"])
+    sid = str(app.open_session("s", "sam", 3_000).session_id)
     for i in range(3):
         r = app.red_dog_bet(f"b{i}", sid, 100)
-        if r["status"] == "open":
+        if r.status == "open":
             app.red_dog_see(f"s{i}", sid)
     app.close_session("c", sid)
     app.deposit("after", "sam", 1)

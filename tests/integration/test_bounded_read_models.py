@@ -14,7 +14,7 @@ import pytest
 
 from api.table_messages import KEPT_CODES, TableFold
 from ledger.bootstrap import bootstrap
-from ledger.seamless.book import Entry, WalletBook, listing, open_items, wallet_book
+from ledger.seamless.book import Entry, WalletBook, listing, wallet_book
 from ledger.seamless.commands import OpenSeamlessSession
 from ledger.statement import Line, StatementBook, statements
 from tests.conftest import Store
@@ -133,15 +133,17 @@ def test_a_seamless_casino_keeps_only_the_open_wallet_transactions(
     app = open_casino(tmp_path / "data", wallet.client)
     try:
         wallet.admin.set_player("ann", "EUR", 1_000_000)
-        sid = str(app.command("open-ann", OpenSeamlessSession(OP, "ann", "EUR"))["session_id"])
+        sid = str(app.command("open-ann", OpenSeamlessSession(OP, "ann", "EUR")).session_id)
         for n in range(30):
             r = app.red_dog_bet(f"bet-{n}", sid, 500)
-            if r["status"] == "open":
+            if r.status == "open":
                 app.red_dog_see(f"see-{n}", sid)
         assert app.seamless.outbox.drain() == 0
         everything = wallet_book(app).listed()
         assert len(everything) >= 30 and all(e.operator == OP for e in everything)
-        assert open_items(app).entries == {}  # all delivered, all resolved: none held
+        assert (
+            app.seamless.open_items.catch_up().entries == {}
+        )  # all delivered, resolved: none held
         page = listing(app, after=everything[4].seq, limit=3)
         assert [e.to_dict() for e in page] == [e.to_dict() for e in everything[5:8]]
         del everything, page

@@ -51,10 +51,10 @@ def test_red_dog_deals_a_chosen_three_of_a_kind_and_pays_11_to_1(
     done = app.red_dog_bet("bet", sid, BET)
 
     # seed 003: a pair draws the third card at once; the same rank again pays 11:1.
-    assert done["view"]["cards"] == ["7h", "7d", "7s"] and done["status"] == "settled"
-    assert done["outcome"] == "three-of-a-kind"
-    assert done["payout"] == BET + BET * THREE_OF_A_KIND_PAYS
-    assert started_event(store, done["code"])[CHOSEN] == {DECK_LABEL: ["7h", "7d", "7s"]}
+    assert done.view["cards"] == ["7h", "7d", "7s"] and done.status == "settled"
+    assert done.outcome == "three-of-a-kind"
+    assert done.payout == BET + BET * THREE_OF_A_KIND_PAYS
+    assert started_event(store, done.code)[CHOSEN] == {DECK_LABEL: ["7h", "7d", "7s"]}
 
 
 def test_a_chosen_card_round_is_never_certified_but_is_still_checked_against_its_cards(
@@ -64,8 +64,8 @@ def test_a_chosen_card_round_is_never_certified_but_is_still_checked_against_its
     sid = open_session(app)
     app.red_dog_bet("bet", sid, BET)
     done = app.red_dog_see("see", sid)
-    assert done["payout"] == BET + 2 * BET
-    code = done["code"]
+    assert done.payout == BET + 2 * BET
+    code = done.code
 
     report = check_round(store.db, code)
     assert report.status == "settled" and report.rederived and not report.ok
@@ -106,18 +106,18 @@ def test_a_chosen_jb_4line_deal_and_line_deck_give_a_royal_on_that_line_only(
     )
     sid = open_session(app)
     dealt = app.vp_deal("deal", sid, "jb-4line", 10, 5, 4)
-    assert dealt["view"]["dealt"] == ["Ah", "Kh", "Qh", "Jh", "2c"]
+    assert dealt.view["dealt"] == ["Ah", "Kh", "Qh", "Jh", "2c"]
 
     done = app.vp_act("draw", sid, ["draw", [0, 1, 2, 3]])
 
-    lines = done["view"]["lines"]
+    lines = done.view["lines"]
     assert lines[1]["cards"] == ["Ah", "Kh", "Qh", "Jh", "Th"]
     assert lines[1]["rank"] == HandRank.ROYAL_FLUSH.value
     royal_5_coins = VARIANTS["jb-4line"].paytable.pays[HandRank.ROYAL_FLUSH][4]
     assert royal_5_coins == 4000 and lines[1]["win"] == 4000 * 10  # seed 000: 5 coins
     others = [ln for i, ln in enumerate(lines) if i != 1]
     assert all(ln["rank"] != HandRank.ROYAL_FLUSH.value for ln in others)
-    assert started_event(store, done["code"])[CHOSEN] == {
+    assert started_event(store, done.code)[CHOSEN] == {
         DEAL_LABEL: ["Ah", "Kh", "Qh", "Jh", "2c"],
         line_label(0): ["2d"],
         line_label(1): ["Th"],
@@ -147,8 +147,8 @@ def test_rounds_dealt_from_their_seed_record_no_chosen_cards_and_check_as_certif
     app = seeded(bytes([9]) * 32)
     sid = open_session(app)
     result = app.red_dog_bet("bet", sid, BET)
-    if result["status"] == "open":
+    if result.status == "open":
         result = app.red_dog_see("see", sid)
-    assert started_event(store, result["code"])[CHOSEN] is None
-    report = check_round(store.db, result["code"])
+    assert started_event(store, result.code)[CHOSEN] is None
+    report = check_round(store.db, result.code)
     assert report.ok, report.problems

@@ -31,13 +31,13 @@ def log(tmp_path: Path) -> dict[str, Any]:
     try:
         app.open_account("o", PLAYER, "EUR")
         app.deposit("d", PLAYER, 100_000)
-        sid = app.open_session("s", PLAYER, 50_000)["session_id"]
+        sid = app.open_session("s", PLAYER, 50_000).session_id
         codes = []
         for i in range(3):
             r = app.red_dog_bet(f"b{i}", sid, 200)
-            if r["status"] == "open":
+            if r.status == "open":
                 r = app.red_dog_see(f"s{i}", sid)
-            codes.append(r["code"])
+            codes.append(r.code)
         started = [str(app.find_round(c).started_at) for c in codes]
         app.seal()
         fingerprint = app.keyring.public_document()["keys"][0]["fingerprint"]

@@ -52,7 +52,7 @@ def attempt_stake(app: Casino, session_id: str, n: int) -> Outcome:
 def fund_session(app: Casino) -> str:
     app.open_account("open", "ann", "EUR")
     app.deposit("fund", "ann", STAKE * AFFORDABLE)
-    return str(app.open_session("buy-in", "ann", STAKE * AFFORDABLE)["session_id"])
+    return str(app.open_session("buy-in", "ann", STAKE * AFFORDABLE).session_id)
 
 
 def assert_exactly_the_affordable_stakes_succeeded(
@@ -114,7 +114,7 @@ def test_concurrent_buy_ins_never_overdraw_the_account(store: Store) -> None:
 
     def buy_in(app: Casino, n: int) -> Outcome:
         try:
-            return ("ok", app.open_session(f"buy-in-{n}", "ann", STAKE)["account_balance"])
+            return ("ok", app.open_session(f"buy-in-{n}", "ann", STAKE).account_balance)
         except InsufficientFunds:
             return ("insufficient", "")
         except Exception as e:  # reported by the test as an unexpected outcome
@@ -137,7 +137,7 @@ def test_concurrent_closes_return_the_session_balance_once(store: Store) -> None
 
     def close(app: Casino, n: int) -> Outcome:
         try:
-            return ("ok", app.close_session(f"close-{n}", sid))
+            return ("ok", app.close_session(f"close-{n}", sid).wire())
         except SessionClosed:
             return ("closed", "")
         except Exception as e:  # reported by the test as an unexpected outcome

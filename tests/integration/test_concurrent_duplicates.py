@@ -15,7 +15,7 @@ def test_concurrent_duplicates_of_a_deal_all_return_the_original_result(tmp_path
     try:
         app.open_account("open", "ann", "EUR")
         app.deposit("deposit", "ann", 100_000)
-        sid = app.open_session("buy-in", "ann", 10_000)["session_id"]
+        sid = app.open_session("buy-in", "ann", 10_000).session_id
         barrier = threading.Barrier(8)
         results, errors = [], []
 

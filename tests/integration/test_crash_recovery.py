@@ -33,6 +33,7 @@ from games.red_dog.engine import shuffled_deck, spread_of
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.keys import Keyring
+from ledger.results import RoundPlayed
 from ledger.rounds import commitment
 from ledger.settings import Settings
 from tests.conftest import Store
@@ -116,11 +117,11 @@ def open_store(data_dir: Path) -> Casino:
     return bootstrap(Settings(data_dir=data_dir, database_url=None))
 
 
-def bet_until_a_round_waits(app: Casino, sid: str) -> dict[str, Any]:
+def bet_until_a_round_waits(app: Casino, sid: str) -> RoundPlayed:
     """Bet until the two cards show a spread (pairs and consecutive cards settle at once)."""
     for i in range(100):
         result = app.red_dog_bet(f"setup-bet-{i}", sid, BET)
-        if result["status"] == "open":
+        if result.status == "open":
             return result
     raise AssertionError("100 deals in a row settled at once")
 
@@ -130,7 +131,7 @@ def build_base(base: Path, with_open_round: bool) -> dict[str, Any]:
     try:
         app.open_account("open", "ann", "EUR")
         app.deposit("deposit", "ann", DEPOSIT)
-        sid = str(app.open_session("buy-in", "ann", BUY_IN)["session_id"])
+        sid = str(app.open_session("buy-in", "ann", BUY_IN).session_id)
         shown = bet_until_a_round_waits(app, sid) if with_open_round else None
     finally:
         app.close()
@@ -213,22 +214,22 @@ def check_rows_after_crash(base_rows: list[Any], crash: dict[str, Any]) -> None:
         assert len(after) == len(base_rows) + crash["rows"]
 
 
-def check_cards_and_books(app: Casino, data_dir: Path, sid: str, result: dict[str, Any]) -> None:
+def check_cards_and_books(app: Casino, data_dir: Path, sid: str, result: RoundPlayed) -> None:
     """The round re-derives from its seed, the session closes with what the rounds say,
     and the whole log verifies."""
-    assert result["status"] == "settled"
-    seed = bytes.fromhex(result["seed"])
-    assert commitment(seed) == result["commitment"]
-    cards = result["view"]["cards"]
+    assert result.status == "settled"
+    seed = bytes.fromhex(result.seed)
+    assert commitment(seed) == result.commitment
+    cards = result.view["cards"]
     assert cards == [str(c) for c in shuffled_deck(seed)[: len(cards)]]
     db = str(data_dir / "casino.sqlite")
-    assert check_round(db, result["code"]).ok
+    assert check_round(db, result.code).ok
     games = app.history.last_games(sid, n=1_000)
     staked, won = sum(g["stakes"] for g in games), sum(g["wins"] for g in games)
     assert app.session_balance(sid) == BUY_IN - staked + won
     closed = app.close_session("close", sid)
-    assert closed["final_balance"] == BUY_IN - staked + won
-    assert app.account_balance("ann") == DEPOSIT - BUY_IN + closed["final_balance"]
+    assert closed.final_balance == BUY_IN - staked + won
+    assert app.account_balance("ann") == DEPOSIT - BUY_IN + closed.final_balance
     keys = Keyring.open_dir(data_dir / "keys", create=False).public_keys
     report = verify(read_rows(db), keys, jobs=1)
     assert report.ok, report.findings
@@ -266,15 +267,15 @@ def test_a_crash_anywhere_in_a_bet_leaves_no_half_round_and_the_retry_deals_once
             retried = app.red_dog_bet("bet-1", sid, BET)  # the client retries its request
 
             if committed:
-                assert retried["code"] == survivor.code
-                assert retried["view"] == survivor.view
-                assert retried["view"]["cards"][:2] == [str(c) for c in shuffled_deck(seed)[:2]]
+                assert retried.code == survivor.code
+                assert retried.view == survivor.view
+                assert retried.view["cards"][:2] == [str(c) for c in shuffled_deck(seed)[:2]]
                 assert len(sqlite_rows(data_dir)) == len(base_rows) + crash["rows"]
-            assert app.session_balance(sid) == retried["balance"]
+            assert app.session_balance(sid) == retried.balance
             result = retried
-            if retried["status"] == "open":
+            if retried.status == "open":
                 result = app.red_dog_see("see-1", sid)
-                assert result["view"]["cards"][:2] == retried["view"]["cards"]
+                assert result.view["cards"][:2] == retried.view["cards"]
             check_cards_and_books(app, data_dir, sid, result)
         finally:
             app.close()
@@ -290,7 +291,7 @@ def test_a_crash_anywhere_in_a_decision_resumes_with_the_same_cards(
     base_rows = sqlite_rows(base)
     amount = BET if step == "raise" else 0
 
-    def decide(app: Casino) -> dict[str, Any]:
+    def decide(app: Casino) -> RoundPlayed:
         if step == "raise":
             return app.red_dog_raise("decide-1", sid, amount)
         return app.red_dog_see("decide-1", sid)
@@ -304,19 +305,19 @@ def test_a_crash_anywhere_in_a_decision_resumes_with_the_same_cards(
             survivor = app.open_round(sid)
             if committed:
                 assert survivor is None
-                rnd = app.find_round(shown["code"])
-                assert rnd.status == "settled" and rnd.view["cards"][:2] == shown["view"]["cards"]
+                rnd = app.find_round(shown.code)
+                assert rnd.status == "settled" and rnd.view["cards"][:2] == shown.view["cards"]
                 balance = app.session_balance(sid)
             else:
-                assert survivor is not None and survivor.code == shown["code"]
-                assert survivor.view == shown["view"]  # the same two cards, still deciding
-                assert app.session_balance(sid) == shown["balance"]
+                assert survivor is not None and survivor.code == shown.code
+                assert survivor.view == shown.view  # the same two cards, still deciding
+                assert app.session_balance(sid) == shown.balance
 
             result = decide(app)  # the client retries its request
 
-            assert result["code"] == shown["code"]
-            assert result["view"]["cards"][:2] == shown["view"]["cards"]
-            assert result["staked"] == BET + amount
+            assert result.code == shown.code
+            assert result.view["cards"][:2] == shown.view["cards"]
+            assert result.staked == BET + amount
             if committed:
                 assert app.session_balance(sid) == balance  # the retry moved nothing
                 assert len(sqlite_rows(data_dir)) == len(base_rows) + crash["rows"]
@@ -331,7 +332,7 @@ def test_a_crash_anywhere_in_a_decision_resumes_with_the_same_cards(
 def open_session(app: Casino) -> str:
     app.open_account("open", "ann", "EUR")
     app.deposit("deposit", "ann", DEPOSIT)
-    return str(app.open_session("buy-in", "ann", BUY_IN)["session_id"])
+    return str(app.open_session("buy-in", "ann", BUY_IN).session_id)
 
 
 def test_a_round_resumes_with_the_same_cards_after_a_restart(store: Store) -> None:
@@ -342,14 +343,14 @@ def test_a_round_resumes_with_the_same_cards_after_a_restart(store: Store) -> No
 
     again = store.open()
     rnd = again.open_round(sid)
-    assert rnd is not None and rnd.code == shown["code"] and rnd.view == shown["view"]
-    assert again.session_balance(sid) == shown["balance"]
+    assert rnd is not None and rnd.code == shown.code and rnd.view == shown.view
+    assert again.session_balance(sid) == shown.balance
     result = again.red_dog_raise("raise-1", sid, BET)
 
-    seed = bytes.fromhex(result["seed"])
-    assert result["view"]["cards"] == [str(c) for c in shuffled_deck(seed)[:3]]
-    assert result["view"]["cards"][:2] == shown["view"]["cards"]
-    assert check_round(store.db, shown["code"]).ok
+    seed = bytes.fromhex(result.seed)
+    assert result.view["cards"] == [str(c) for c in shuffled_deck(seed)[:3]]
+    assert result.view["cards"][:2] == shown.view["cards"]
+    assert check_round(store.db, shown.code).ok
     report = verify(read_rows(store.db), store.keyring.public_keys, jobs=1)
     assert report.ok, report.findings
 
@@ -365,12 +366,12 @@ def test_closing_a_session_after_a_restart_completes_the_round_with_the_same_car
     again = store.open()
     closed = again.close_session("close", sid)
 
-    rnd = again.find_round(shown["code"])
+    rnd = again.find_round(shown.code)
     assert rnd.status == "settled" and rnd.decisions == [["see"]]
-    assert rnd.view["cards"][:2] == shown["view"]["cards"]
-    assert closed["final_balance"] == shown["balance"] + rnd.payout
-    assert again.account_balance("ann") == DEPOSIT - BUY_IN + closed["final_balance"]
-    steps = check_round(store.db, shown["code"]).steps
+    assert rnd.view["cards"][:2] == shown.view["cards"]
+    assert closed.final_balance == shown.balance + rnd.payout
+    assert again.account_balance("ann") == DEPOSIT - BUY_IN + closed.final_balance
+    steps = check_round(store.db, shown.code).steps
     assert [s.get("automatic") for s in steps if s["step"] == "acted"] == [True]
     report = verify(read_rows(store.db), store.keyring.public_keys, jobs=1)
     assert report.ok, report.findings

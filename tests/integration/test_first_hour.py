@@ -221,9 +221,9 @@ def test_rtp_after_one_multi_hand_round_prints_and_its_json_is_strict(store: Sto
     app = store.open()
     sid = open_session(app)
     dealt = app.vp_deal("d", sid, "jb-multi", 10, 5, 3)
-    mine = [0] if dealt["view"]["recommended"] != [0] else [1]  # not the proposal: no known play
+    mine = [0] if dealt.view["recommended"] != [0] else [1]  # not the proposal: no known play
     done = app.vp_act("draw", sid, ["draw", mine])
-    if done["status"] == "open":
+    if done.status == "open":
         app.vp_act("collect", sid, ["collect"])
     status, out, err = run_audit("rtp", "--db", store.db)
     assert status == 0 and "Traceback" not in err, err

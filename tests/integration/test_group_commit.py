@@ -134,7 +134,9 @@ def test_a_retry_of_a_recorded_request_in_a_batch_gets_its_result_and_the_others
 def _comparable(outcome: Any) -> Any:
     if isinstance(outcome, Exception):
         return type(outcome).__name__
-    return {k: outcome[k] for k in ("status", "stake", "payout", "outcome", "balance", "seed")}
+    return {
+        k: getattr(outcome, k) for k in ("status", "stake", "payout", "outcome", "balance", "seed")
+    }
 
 
 def test_two_commands_on_one_session_in_one_batch_play_exactly_as_serially(
@@ -143,9 +145,9 @@ def test_two_commands_on_one_session_in_one_batch_play_exactly_as_serially(
     seeds = [bytes([7]) * 32, bytes([8]) * 32]
     serial_app, batch_app = seeded(*seeds), seeded(*seeds)
     funded(serial_app, "ann", 10_000)
-    sid = str(serial_app.open_session("s-ann", "ann", 5_000)["session_id"])
+    sid = str(serial_app.open_session("s-ann", "ann", 5_000).session_id)
     funded(batch_app, "bob", 10_000)
-    sid_b = str(batch_app.open_session("s-bob", "bob", 5_000)["session_id"])
+    sid_b = str(batch_app.open_session("s-bob", "bob", 5_000).session_id)
 
     serial = _outcomes(_red_dog_steps_calls(serial_app, sid))
     before = batch_app.batches
@@ -198,7 +200,7 @@ def client_commands(app: Casino, prefix: str, seed: int, done: Done, lock: threa
             elif kind == "withdraw":
                 out = app.withdraw(rid, player, amount).balance
             else:
-                out = app.open_session(rid, player, amount)["account_balance"]
+                out = app.open_session(rid, player, amount).account_balance
         except InsufficientFunds:
             out = REFUSED
         with lock:
@@ -399,17 +401,17 @@ def test_two_rounds_drawing_the_same_game_code_in_one_batch_each_stay_their_sess
     sids = {}
     for p in ("ann", "bob"):
         funded(app, p, 10_000)
-        sids[p] = str(app.open_session(f"s-{p}", p, 5_000)["session_id"])
+        sids[p] = str(app.open_session(f"s-{p}", p, 5_000).session_id)
     monkeypatch.setattr("ledger.rounds.secrets", ClashingCodes(2))
     with writer_held(app) as submit:
         submit(lambda: app.red_dog_bet("bet", sids["ann"], 100))
         outcomes = submit(lambda: app.red_dog_bet("bet", sids["bob"], 100))
     assert not any(isinstance(o, Exception) for o in outcomes), outcomes
-    assert outcomes[0]["code"] != outcomes[1]["code"]
+    assert outcomes[0].code != outcomes[1].code
     for p, out in zip(("ann", "bob"), outcomes, strict=True):
-        rnd = app.find_round(out["code"])
+        rnd = app.find_round(out.code)
         assert rnd.session_id == sids[p]
-        assert app.session_balance(sids[p]) == out["balance"]
+        assert app.session_balance(sids[p]) == out.balance
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,14 @@ from api.app import create_app
 from api.auth import Credentials
 from api.schemas import RoundView, round_view
 from ledger import commands as c
+from ledger.results import RoundPlayed
 from tests.conftest import Store
 
 OPERATOR = "answers-operator-token-0123456789abcdef"
 AUDITOR = "answers-auditor-token-0123456789abcdef"
 
 
-def _fastapi_bytes(result: dict[str, Any]) -> bytes:
+def _fastapi_bytes(result: RoundPlayed) -> bytes:
     """What FastAPI's own path (validate, then serialise) answers for this result."""
     plain = FastAPI()
 
@@ -45,7 +46,7 @@ def test_game_actions_answer_the_bytes_fastapi_would(store: Store) -> None:
         )
         sid, token = opened.json()["session_id"], opened.json()["token"]
         player = {"Authorization": f"Bearer {token}"}
-        steps: list[tuple[str, dict[str, Any], c.Command]] = [
+        steps: list[tuple[str, dict[str, Any], c.Command[RoundPlayed]]] = [
             ("red-dog/bet", {"bet": 100}, c.RedDogBet(sid, 100)),
             (
                 "video-poker/deal",

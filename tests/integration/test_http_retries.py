@@ -55,7 +55,7 @@ def fund(store: Store) -> tuple[Any, str, str]:
     app = create_app(casino)
     casino.open_account("open", "ann", "EUR")
     casino.deposit("deposit", "ann", 100_000)
-    sid = casino.open_session("buy-in", "ann", 10_000)["session_id"]
+    sid = casino.open_session("buy-in", "ann", 10_000).session_id
     return app, sid, app.state.credentials.session_token(sid)
 
 

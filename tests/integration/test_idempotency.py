@@ -41,7 +41,7 @@ def log_without_checkpoints(store: Store) -> list[tuple[Any, ...]]:
 def prepare(app: Casino) -> str:
     app.open_account("open", "ann", "EUR")
     app.deposit("fund", "ann", 1_000)
-    sid = str(app.open_session("buy-in", "ann", 400)["session_id"])
+    sid = str(app.open_session("buy-in", "ann", 400).session_id)
     stake(app, "stake-0", sid, "round-0", 10)
     return sid
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from ledger.bootstrap import bootstrap
 from ledger.errors import RoundNotFound
 from ledger.keys import Keyring
+from ledger.results import RoundPlayed
 from ledger.settings import Settings
 
 
@@ -21,15 +22,15 @@ def test_retrying_a_red_dog_repeat_after_a_later_bet_returns_the_original(tmp_pa
     try:
         app.open_account("open", "ann", "EUR")
         app.deposit("deposit", "ann", 100_000)
-        sid = app.open_session("buy-in", "ann", 50_000)["session_id"]
+        sid = app.open_session("buy-in", "ann", 50_000).session_id
 
-        def settle(r):
-            return r if r["status"] != "open" else app.red_dog_see(f"see-{r['code']}", sid)
+        def settle(r: RoundPlayed) -> RoundPlayed:
+            return r if r.status != "open" else app.red_dog_see(f"see-{r.code}", sid)
 
         settle(app.red_dog_bet("bet-1", sid, 100))
         first = settle(app.red_dog_repeat("repeat-1", sid))
         settle(app.red_dog_bet("bet-2", sid, 200))
         again = app.red_dog_repeat("repeat-1", sid)
-        assert again["code"] == first["code"]
+        assert again.code == first.code
     finally:
         app.close()

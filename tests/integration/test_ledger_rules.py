@@ -47,7 +47,7 @@ def funded_player(app: Casino, player: str = "ann", deposit: int = 1_000) -> str
 
 
 def open_session(app: Casino, player: str = "ann", buy_in: int = 400, rid: str = "buy-in") -> str:
-    return str(app.open_session(rid, player, buy_in)["session_id"])
+    return str(app.open_session(rid, player, buy_in).session_id)
 
 
 # -- accounts -------------------------------------------------------------------------
@@ -102,10 +102,10 @@ def test_a_buy_in_moves_money_from_the_account_to_the_session(app: Casino) -> No
 
     result = app.open_session("s1", "ann", 400)
 
-    assert result["balance"] == 400
-    assert result["account_balance"] == 600
-    assert result["currency"] == "EUR"
-    assert app.session_balance(result["session_id"]) == 400
+    assert result.balance == 400
+    assert result.account_balance == 600
+    assert result.currency == "EUR"
+    assert app.session_balance(result.session_id) == 400
     assert app.account_balance("ann") == 600
 
 
@@ -169,7 +169,7 @@ def test_closing_a_session_returns_its_final_balance_to_the_account(
 
     result = app.close_session("c1", sid)
 
-    assert result == {"session_id": sid, "final_balance": 600, "account_balance": 1_200}
+    assert result.wire() == {"session_id": sid, "final_balance": 600, "account_balance": 1_200}
     assert app.account_balance("ann") == 1_200
     assert app.session_balance(sid) == 0
     assert count_topic(store, "croupier/account/session-returned@1") == 1
@@ -197,7 +197,8 @@ def test_closing_a_session_again_with_the_same_request_id_returns_the_original_r
 
     again = app.close_session("c1", sid)
 
-    assert again == first == {"session_id": sid, "final_balance": 300, "account_balance": 900}
+    assert again == first
+    assert first.wire() == {"session_id": sid, "final_balance": 300, "account_balance": 900}
     assert raw_rows(store) == before
     assert app.account_balance("ann") == 900
 
@@ -209,7 +210,7 @@ def test_closing_a_session_with_nothing_left_returns_nothing(store: Store, app: 
 
     result = app.close_session("c1", sid)
 
-    assert result == {"session_id": sid, "final_balance": 0, "account_balance": 600}
+    assert result.wire() == {"session_id": sid, "final_balance": 0, "account_balance": 600}
     assert count_topic(store, "croupier/account/session-returned@1") == 0
     assert_refused(store, SessionClosed, app.close_session, "c2", sid)
 

@@ -85,7 +85,7 @@ def test_a_legacy_log_opens_with_the_recorded_balances_and_histories(legacy: Pat
         assert [r["code"] for r in live] == [r["code"] for r in rebuilt]
         # The open Red Dog round of the open session can still be played to its end.
         result = app.red_dog_see("legacy-see", EXPECTED["open_session"])
-        assert result["status"] == "settled"
+        assert result.status == "settled"
     finally:
         app.close()
     db = str(legacy / "casino.sqlite")

@@ -27,6 +27,7 @@ from ledger.commands import Route, SessionCommand
 from ledger.contracts import CHECKPOINT_SEALED
 from ledger.errors import AutoCompletionFailed, StorageUnavailable
 from ledger.play import Rounds
+from ledger.results import RoundPlayed
 from ledger.unit_of_work import UnitOfWork
 from tests.conftest import Store
 from tests.helpers import assert_refused, raw_rows
@@ -54,7 +55,7 @@ class FailingStore:
 def funded(app: Casino) -> str:
     app.open_account("open", "ann", "EUR")
     app.deposit("fund", "ann", 1_000)
-    return str(app.open_session("buy-in", "ann", 500)["session_id"])
+    return str(app.open_session("buy-in", "ann", 500).session_id)
 
 
 def test_a_storage_failure_is_storage_unavailable_at_once_and_writes_nothing(
@@ -146,13 +147,13 @@ class Endless:
 
 
 @dataclass(frozen=True)
-class PlayEndless(SessionCommand):
+class PlayEndless(SessionCommand[RoundPlayed]):
     name: ClassVar[str] = "endless_start"
     bet: int
 
 
 def endless_handlers(rounds: Rounds) -> list[Route[Any, Any]]:
-    def start(uow: UnitOfWork, cmd: PlayEndless) -> dict[str, Any]:
+    def start(uow: UnitOfWork, cmd: PlayEndless) -> RoundPlayed:
         session = uow.session(cmd.session_id)
         return rounds.start(uow, session, Endless(), cmd.bet)
 

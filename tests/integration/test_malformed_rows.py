@@ -26,10 +26,10 @@ def _round_log(store: Store) -> Casino:
     app = store.open()
     app.open_account("o", "rita", "EUR")
     app.deposit("d", "rita", 50_000)
-    sid = app.open_session("s", "rita", 20_000)["session_id"]
+    sid = app.open_session("s", "rita", 20_000).session_id
     for i in range(4):
         r = app.red_dog_bet(f"b{i}", sid, 500)
-        if r["status"] == "open":
+        if r.status == "open":
             app.red_dog_see(f"s{i}", sid)
     app.seal()
     return app

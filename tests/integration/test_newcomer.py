@@ -70,7 +70,7 @@ def _session(client: Any) -> tuple[str, dict[str, str]]:
     app = client.casino
     app.open_account("o", "lena", "EUR")
     app.deposit("d", "lena", 100_000)
-    sid = app.open_session("s", "lena", 50_000)["session_id"]
+    sid = app.open_session("s", "lena", 50_000).session_id
     token = client.app.state.credentials.session_token(sid)
     return sid, {"Authorization": f"Bearer {token}"}
 

@@ -19,6 +19,7 @@ from audit_cli.rows import read_rows
 from games.red_dog.engine import shuffled_deck
 from ledger import envelope
 from ledger.casino import Casino
+from ledger.results import RoundPlayed
 from ledger.rounds import Round, round_id_for, unseal_seed
 from tests.conftest import Store
 
@@ -28,15 +29,15 @@ BET = 200
 def open_session(app: Casino) -> str:
     app.open_account("open", "ann", "EUR")
     app.deposit("deposit", "ann", 100_000)
-    return str(app.open_session("buy-in", "ann", 20_000)["session_id"])
+    return str(app.open_session("buy-in", "ann", 20_000).session_id)
 
 
-def bet_until_a_round_waits(app: Casino, sid: str) -> dict[str, Any]:
+def bet_until_a_round_waits(app: Casino, sid: str) -> RoundPlayed:
     """Bet until the two cards show a spread (pairs and consecutive cards settle at once)."""
     for i in range(100):
         result = app.red_dog_bet(f"bet-{i}", sid, BET)
-        if result["status"] == "open":
-            assert result["view"]["phase"] == "decide"
+        if result.status == "open":
+            assert result.view["phase"] == "decide"
             return result
     raise AssertionError("100 deals in a row settled at once")
 
@@ -99,13 +100,13 @@ def string_leaves(doc: object) -> Iterator[str]:
             yield from string_leaves(v)
 
 
-def answers_an_earlier_bet(doc: dict[str, Any], shown: dict[str, Any]) -> bool:
+def answers_an_earlier_bet(doc: dict[str, Any], shown: RoundPlayed) -> bool:
     """A bet's request record whose response names another round (one that settled at once)."""
     request_id = doc.get("request_id")
     return (
         isinstance(request_id, str)
         and request_id.startswith("bet-")
-        and shown["code"] not in set(string_leaves(doc))
+        and shown.code not in set(string_leaves(doc))
     )
 
 
@@ -114,10 +115,10 @@ def test_mid_round_the_database_holds_neither_the_seed_nor_the_third_card(
 ) -> None:
     sid = open_session(app)
     shown = bet_until_a_round_waits(app, sid)
-    rnd = app.find_round(shown["code"])
+    rnd = app.find_round(shown.code)
     seed = seed_of(store, rnd)
     deck = shuffled_deck(seed)
-    assert shown["view"]["cards"] == [str(c) for c in deck[:2]]
+    assert shown.view["cards"] == [str(c) for c in deck[:2]]
     third = str(deck[2])
     app.seal()  # a checkpoint mid-round must not leak either
 
@@ -134,7 +135,7 @@ def test_mid_round_the_database_holds_neither_the_seed_nor_the_third_card(
             assert needle not in value, f"the {form} is readable in {where}"
     assert searched > 20
 
-    rid = str(round_id_for(shown["code"]))
+    rid = str(round_id_for(shown.code))
     # Earlier rounds of the session settled at once and show their own cards, which may
     # include this card by chance (each round has its own deck): they are not searched.
     # Their bets' request records keep each bet's response, those rounds' cards included.
@@ -159,11 +160,11 @@ def test_after_the_round_settles_the_seed_is_revealed_and_matches_the_commitment
 ) -> None:
     sid = open_session(app)
     shown = bet_until_a_round_waits(app, sid)
-    seed = seed_of(store, app.find_round(shown["code"]))
+    seed = seed_of(store, app.find_round(shown.code))
 
     settled = app.red_dog_see("see", sid)
 
-    rid = str(round_id_for(shown["code"]))
+    rid = str(round_id_for(shown.code))
     docs = [
         (r.topic, json.loads(envelope.decode(r.state).payload))
         for r in read_rows(store.db)
@@ -171,9 +172,9 @@ def test_after_the_round_settles_the_seed_is_revealed_and_matches_the_commitment
     ]
     (first_topic, started), (last_topic, last) = docs[0], docs[-1]
     assert (first_topic, last_topic) == ("croupier/round/started@1", "croupier/round/settled@1")
-    assert last["seed"] == settled["seed"] == seed.hex()
+    assert last["seed"] == settled.seed == seed.hex()
     assert hashlib.sha256(bytes.fromhex(last["seed"])).hexdigest() == started["commitment"]
-    assert settled["view"]["cards"] == [str(c) for c in shuffled_deck(seed)[:3]]
+    assert settled.view["cards"] == [str(c) for c in shuffled_deck(seed)[:3]]
     assert str(shuffled_deck(seed)[2]) in set(string_leaves(last))  # now it may show
     assert any(seed.hex().encode() in value for _, value in every_stored_value(store))
 
@@ -183,9 +184,9 @@ def test_a_voided_open_round_reveals_its_seed_matching_the_commitment(
 ) -> None:
     sid = open_session(app)
     shown = bet_until_a_round_waits(app, sid)
-    seed = seed_of(store, app.find_round(shown["code"]))
+    seed = seed_of(store, app.find_round(shown.code))
 
-    voided = app.void_round("void", shown["code"], "table malfunction", "INC-9")
+    voided = app.void_round("void", shown.code, "table malfunction", "INC-9")
 
-    assert voided["seed"] == seed.hex()
-    assert hashlib.sha256(seed).hexdigest() == shown["commitment"]
+    assert voided.seed == seed.hex()
+    assert hashlib.sha256(seed).hexdigest() == shown.commitment

@@ -29,7 +29,7 @@ def test_the_statement_view_equals_the_book_of_the_whole_log(played: dict[str, A
     app: Casino = played["app"]
     app.open_account("open-other", "otto", "EUR")
     app.deposit("dep-other", "otto", 9_000)
-    other = app.open_session("buy-other", "otto", 5_000)["session_id"]
+    other = app.open_session("buy-other", "otto", 5_000).session_id
     win_a_round(app, other, "o")
     everyone = book_of(app)
     for player in (PLAYER, "otto"):
@@ -159,10 +159,10 @@ def test_the_wallet_view_pages_equal_the_book_of_the_whole_log(tmp_path: Any) ->
         try:
             wallet.admin.set_player("ann", "EUR", 1_000_000)
             opened = app.command("open-ann", OpenSeamlessSession(OP, "ann", "EUR"))
-            sid = str(opened["session_id"])
+            sid = str(opened.session_id)
             for n in range(12):
                 r = app.red_dog_bet(f"bet-{n}", sid, 500)
-                if r["status"] == "open":
+                if r.status == "open":
                     app.red_dog_see(f"see-{n}", sid)
             app.seamless.outbox.drain()
             book = wallet_book(app)

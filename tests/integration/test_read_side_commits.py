@@ -27,10 +27,10 @@ def positions(app: Casino) -> dict[str, int]:
 def play(app: Casino, player: str, rounds: int) -> None:
     app.open_account(f"{player}-open", player, "EUR")
     app.deposit(f"{player}-dep", player, 10_000)
-    sid = app.open_session(f"{player}-buy", player, 5_000)["session_id"]
+    sid = app.open_session(f"{player}-buy", player, 5_000).session_id
     for n in range(rounds):
         r = app.red_dog_bet(f"{player}-bet-{n}", sid, 100)
-        if r["status"] == "open":
+        if r.status == "open":
             app.red_dog_see(f"{player}-see-{n}", sid)
     app.close_session(f"{player}-close", sid)
 

@@ -30,6 +30,7 @@ from games.red_dog.engine import PAYS, Outcome, outcome_for, shuffled_deck, spre
 from ledger import envelope
 from ledger.casino import Casino
 from ledger.errors import RoundNotFound, SessionBusy
+from ledger.results import RoundPlayed
 from ledger.rounds import round_id_for
 from tests.conftest import Seeded, Store, WithCards
 from tests.helpers import open_session as open_funded_session
@@ -81,11 +82,11 @@ def open_session(app: Casino, player: str = "ann", buy_in: int = BUY_IN) -> str:
     return open_funded_session(app, player, buy_in, deposit=DEPOSIT)
 
 
-def play(app: Casino, sid: str, rid: str, bet: int = BET, raise_by: int = 0) -> dict[str, Any]:
+def play(app: Casino, sid: str, rid: str, bet: int = BET, raise_by: int = 0) -> RoundPlayed:
     """Bet, then raise by ``raise_by`` (capped at what the table allows) or see."""
     result = app.red_dog_bet(f"{rid}/bet", sid, bet)
-    if result["status"] == "open":
-        amount = min(raise_by, result["view"]["max_raise"])
+    if result.status == "open":
+        amount = min(raise_by, result.view["max_raise"])
         if amount:
             result = app.red_dog_raise(f"{rid}/raise", sid, amount)
         else:
@@ -179,23 +180,23 @@ def test_a_session_of_rounds_settles_every_round_and_the_books_balance(
         for i in range(12)
     ]
 
-    assert all(r["status"] == "settled" for r in results)
-    staked = sum(r["staked"] for r in results)
-    paid = sum(r["payout"] for r in results)
-    assert app.session_balance(sid) == BUY_IN - staked + paid == results[-1]["balance"]
+    assert all(r.status == "settled" for r in results)
+    staked = sum(r.staked for r in results)
+    paid = sum(r.payout for r in results)
+    assert app.session_balance(sid) == BUY_IN - staked + paid == results[-1].balance
     for r in results:
-        report = check_round(store.db, r["code"])
-        assert report.ok and report.status == "settled", (r["code"], report.problems)
+        report = check_round(store.db, r.code)
+        assert report.ok and report.status == "settled", (r.code, report.problems)
     closed = app.close_session("close", sid)
-    assert closed["final_balance"] == BUY_IN - staked + paid
-    assert app.account_balance("ann") == DEPOSIT - BUY_IN + closed["final_balance"]
+    assert closed.final_balance == BUY_IN - staked + paid
+    assert app.account_balance("ann") == DEPOSIT - BUY_IN + closed.final_balance
     assert_books_balance(store)
 
 
 def test_game_code_holds_the_start_time_in_gmt_and_is_unique(store: Store, app: Casino) -> None:
     sid = open_session(app)
     before = datetime.now(UTC).replace(microsecond=0)
-    codes = [play(app, sid, f"r{i}")["code"] for i in range(8)]
+    codes = [play(app, sid, f"r{i}").code for i in range(8)]
     after = datetime.now(UTC)
 
     assert len(set(codes)) == len(codes)
@@ -218,17 +219,17 @@ def test_a_round_is_found_by_its_game_code(seeded: Seeded, store: Store) -> None
     sid = open_session(app)
     result = play(app, sid, "r1", raise_by=BET)
 
-    found = app.find_round(result["code"])
-    assert str(found.id) == result["round_id"] == str(round_id_for(result["code"]))
+    found = app.find_round(result.code)
+    assert str(found.id) == result.round_id == str(round_id_for(result.code))
     assert (found.code, found.status, found.payout) == (
-        result["code"],
+        result.code,
         "settled",
-        result["payout"],
+        result.payout,
     )
-    report = check_round(store.db, result["code"])
+    report = check_round(store.db, result.code)
     assert report.ok and report.status == "settled", report.problems
     assert [s["step"] for s in report.steps] == ["started", "acted", "settled"]
-    assert report.steps[-1]["payout"] == result["payout"]
+    assert report.steps[-1]["payout"] == result.payout
 
 
 # -- history ----------------------------------------------------------------------------
@@ -245,7 +246,7 @@ def test_account_history_lists_date_game_code_stakes_wins_and_outcome(
 
     rows = app.history.account_history("ann")
 
-    assert [r["code"] for r in rows] == [lost["code"], won["code"]]  # newest first
+    assert [r["code"] for r in rows] == [lost.code, won.code]  # newest first
     newest, oldest = rows
     assert (newest["game"], newest["stakes"], newest["wins"], newest["outcome"]) == (
         "red-dog",
@@ -287,9 +288,9 @@ def test_live_account_history_has_the_columns_of_the_history_rebuilt_from_the_lo
 
 def test_last_games_recalls_at_most_ten_newest_first(app: Casino) -> None:
     sid = open_session(app)
-    codes = [play(app, sid, f"r{i}")["code"] for i in range(12)]
+    codes = [play(app, sid, f"r{i}").code for i in range(12)]
     other = open_session(app, player="bob")
-    bobs = play(app, other, "bob-r1")["code"]
+    bobs = play(app, other, "bob-r1").code
 
     recalled = app.history.last_games(sid)
 
@@ -304,15 +305,15 @@ def test_timeline_has_every_step_of_a_round_with_its_time(seeded: Seeded) -> Non
     sid = open_session(app)
     result = play(app, sid, "r1", raise_by=BET)
 
-    steps = app.history.timeline(result["code"])
+    steps = app.history.timeline(result.code)
 
     assert [s["step"] for s in steps] == ["started", "acted", "settled"]
     times = [datetime.fromisoformat(s["timestamp"]) for s in steps]
     assert times == sorted(times)
     assert all(t.utcoffset() == timedelta(0) for t in times)
-    assert steps[0]["view"]["cards"] == result["view"]["cards"][:2]
+    assert steps[0]["view"]["cards"] == result.view["cards"][:2]
     assert steps[1]["decision"] == ["raise", BET] and steps[1]["automatic"] is False
-    assert steps[2]["payout"] == result["payout"] and steps[2]["seed"] == result["seed"]
+    assert steps[2]["payout"] == result.payout and steps[2]["seed"] == result.seed
     assert all("sealed_seed" not in s for s in steps)
 
 
@@ -323,16 +324,14 @@ def test_repeat_bets_the_same_amount_as_the_last_round(with_cards: WithCards) ->
     app = with_cards({DECK: "4s Jd Kc"})
     sid = open_session(app)
     first = play(app, sid, "r1", bet=300, raise_by=300)
-    assert first["staked"] == 600
+    assert first.staked == 600
 
     again = app.red_dog_repeat("repeat-1", sid)
 
     # seed 003 "Ripeti": the same bet (not bet + raise), dealt at once.
-    assert again["stake"] == 300 and again["code"] != first["code"]
-    assert len(again["view"]["cards"]) >= 2
-    assert again["balance"] == first["balance"] - 300 + (
-        again["payout"] if again["status"] == "settled" else 0
-    )
+    assert again.stake == 300 and again.code != first.code
+    assert len(again.view["cards"]) >= 2
+    assert again.balance == first.balance - 300 + (again.payout if again.status == "settled" else 0)
 
 
 def test_a_new_bet_while_a_round_is_open_is_refused_and_writes_nothing(
@@ -342,7 +341,7 @@ def test_a_new_bet_while_a_round_is_open_is_refused_and_writes_nothing(
     sid = open_session(app)
     play(app, sid, "r0")
     opened = app.red_dog_bet("r1", sid, BET)
-    assert opened["status"] == "open"
+    assert opened.status == "open"
     before = raw_rows(store)
 
     with pytest.raises(SessionBusy) as caught:
@@ -353,7 +352,7 @@ def test_a_new_bet_while_a_round_is_open_is_refused_and_writes_nothing(
     assert caught.value.code == "session-busy"
     assert raw_rows(store) == before
     assert app.session_balance(sid) == BUY_IN - 2 * BET
-    assert app.open_round(sid).code == opened["code"]  # type: ignore[union-attr]
+    assert app.open_round(sid).code == opened.code  # type: ignore[union-attr]
 
 
 def test_closing_a_session_completes_its_open_round_with_an_automatic_see(
@@ -363,19 +362,19 @@ def test_closing_a_session_completes_its_open_round_with_an_automatic_see(
     app = seeded(seed)
     sid = open_session(app)
     opened = app.red_dog_bet("r1", sid, BET)
-    assert opened["status"] == "open"
+    assert opened.status == "open"
 
     closed = app.close_session("close", sid)
 
-    rnd = app.find_round(opened["code"])
+    rnd = app.find_round(opened.code)
     assert rnd.status == "settled" and rnd.staked == BET
-    acted = [doc for topic, doc in payloads(store, opened["code"]) if topic == ACTED]
+    acted = [doc for topic, doc in payloads(store, opened.code) if topic == ACTED]
     assert len(acted) == 1
     assert acted[0]["decision"] == ["see"] and acted[0]["automatic"] is True
     assert [str(c) for c in shuffled_deck(seed)[:3]] == rnd.view["cards"]
-    assert closed["final_balance"] == BUY_IN - BET + rnd.payout
-    assert app.account_balance("ann") == DEPOSIT - BUY_IN + closed["final_balance"]
-    assert check_round(store.db, opened["code"]).ok
+    assert closed.final_balance == BUY_IN - BET + rnd.payout
+    assert app.account_balance("ann") == DEPOSIT - BUY_IN + closed.final_balance
+    assert check_round(store.db, opened.code).ok
     assert_books_balance(store)
 
 
@@ -388,18 +387,18 @@ def test_void_refunds_bet_and_raise_and_reverses_the_credited_win(
     app = seeded(seed_where(deals_a_winner))
     sid = open_session(app)
     won = play(app, sid, "r1", bet=300, raise_by=300)
-    assert won["outcome"] == "win" and won["staked"] == 600 and won["payout"] > 600
-    assert app.session_balance(sid) == BUY_IN - 600 + won["payout"]
+    assert won.outcome == "win" and won.staked == 600 and won.payout > 600
+    assert app.session_balance(sid) == BUY_IN - 600 + won.payout
 
-    voided = app.void_round("void-1", won["code"], "reel malfunction", "INC-7")
+    voided = app.void_round("void-1", won.code, "reel malfunction", "INC-7")
 
-    assert app.session_balance(sid) == BUY_IN == voided["balance"]
-    assert voided["status"] == "voided" and voided["already_voided"] is False
-    [(_, doc)] = [(t, d) for t, d in payloads(store, won["code"]) if t == VOIDED]
-    assert (doc["refunded"], doc["reversed_win"]) == (600, won["payout"])
+    assert app.session_balance(sid) == BUY_IN == voided.balance
+    assert voided.status == "voided" and voided.already_voided is False
+    [(_, doc)] = [(t, d) for t, d in payloads(store, won.code) if t == VOIDED]
+    assert (doc["refunded"], doc["reversed_win"]) == (600, won.payout)
     assert (doc["reason"], doc["incident_id"]) == ("reel malfunction", "INC-7")
-    assert count_for_round(store, REFUNDED, won["code"]) == 1
-    assert count_for_round(store, WIN_REVERSED, won["code"]) == 1
+    assert count_for_round(store, REFUNDED, won.code) == 1
+    assert count_for_round(store, WIN_REVERSED, won.code) == 1
     assert_books_balance(store)
 
 
@@ -408,15 +407,15 @@ def test_void_reveals_the_seed_of_the_round(seeded: Seeded, store: Store) -> Non
     app = seeded(seed)
     sid = open_session(app)
     opened = app.red_dog_bet("r1", sid, BET)
-    assert opened["status"] == "open" and opened["seed"] is None
+    assert opened.status == "open" and opened.seed is None
 
-    voided = app.void_round("void-1", opened["code"], "dealer error", "INC-1")
+    voided = app.void_round("void-1", opened.code, "dealer error", "INC-1")
 
-    assert voided["seed"] == seed.hex()
-    docs = payloads(store, opened["code"])
+    assert voided.seed == seed.hex()
+    docs = payloads(store, opened.code)
     assert docs[-1][0] == VOIDED and docs[-1][1]["seed"] == seed.hex()
     assert hashlib.sha256(seed).hexdigest() == docs[0][1]["commitment"]
-    report = check_round(store.db, opened["code"])
+    report = check_round(store.db, opened.code)
     assert report.ok and report.status == "voided", report.problems
 
 
@@ -427,13 +426,13 @@ def test_voiding_an_open_round_refunds_the_bet_and_frees_the_session(
     sid = open_session(app)
     opened = app.red_dog_bet("r1", sid, BET)
 
-    app.void_round("void-1", opened["code"], "network outage", "INC-2")
+    app.void_round("void-1", opened.code, "network outage", "INC-2")
 
     assert app.session_balance(sid) == BUY_IN
     assert app.open_round(sid) is None
-    assert count_for_round(store, WIN_REVERSED, opened["code"]) == 0
+    assert count_for_round(store, WIN_REVERSED, opened.code) == 0
     nxt = play(app, sid, "r2")  # the session takes a new round
-    assert nxt["status"] == "settled"
+    assert nxt.status == "settled"
     assert_books_balance(store)
 
 
@@ -441,16 +440,16 @@ def test_voiding_twice_writes_one_void_and_one_refund(seeded: Seeded, store: Sto
     app = seeded(seed_where(deals_a_winner))
     sid = open_session(app)
     won = play(app, sid, "r1", raise_by=BET)
-    first = app.void_round("void-1", won["code"], "malfunction", "INC-3")
+    first = app.void_round("void-1", won.code, "malfunction", "INC-3")
 
-    same_request = app.void_round("void-1", won["code"], "malfunction", "INC-3")
-    new_request = app.void_round("void-2", won["code"], "malfunction", "INC-3")
+    same_request = app.void_round("void-1", won.code, "malfunction", "INC-3")
+    new_request = app.void_round("void-2", won.code, "malfunction", "INC-3")
 
     assert same_request == first
-    assert new_request["already_voided"] is True and new_request["status"] == "voided"
-    assert count_for_round(store, VOIDED, won["code"]) == 1
-    assert count_for_round(store, REFUNDED, won["code"]) == 1
-    assert count_for_round(store, WIN_REVERSED, won["code"]) == 1
+    assert new_request.already_voided is True and new_request.status == "voided"
+    assert count_for_round(store, VOIDED, won.code) == 1
+    assert count_for_round(store, REFUNDED, won.code) == 1
+    assert count_for_round(store, WIN_REVERSED, won.code) == 1
     assert app.session_balance(sid) == BUY_IN
     assert_books_balance(store)
 
@@ -459,16 +458,16 @@ def test_history_shows_the_void(seeded: Seeded, store: Store) -> None:
     app = seeded(seed_where(deals_a_winner))
     sid = open_session(app)
     won = play(app, sid, "r1", raise_by=BET)
-    app.void_round("void-1", won["code"], "malfunction", "INC-4")
+    app.void_round("void-1", won.code, "malfunction", "INC-4")
 
     [live] = app.history.account_history("ann")
     [rebuilt] = player_history(store.db, "ann")
     [recalled] = app.history.last_games(sid)
 
     for row in (live, rebuilt, recalled):
-        assert (row["code"], row["outcome"], row["wins"]) == (won["code"], "voided", 0)
+        assert (row["code"], row["outcome"], row["wins"]) == (won.code, "voided", 0)
         assert row["void_reason"] == "malfunction" and row["incident_id"] == "INC-4"
-    assert [s["step"] for s in app.history.timeline(won["code"])][-1] == "voided"
+    assert [s["step"] for s in app.history.timeline(won.code)][-1] == "voided"
 
 
 def test_voiding_after_the_session_closed_settles_with_the_account(
@@ -478,9 +477,9 @@ def test_voiding_after_the_session_closed_settles_with_the_account(
     sid = open_session(app)
     lost = play(app, sid, "r1", bet=300)
     closed = app.close_session("close", sid)
-    assert closed["final_balance"] == BUY_IN - 300
+    assert closed.final_balance == BUY_IN - 300
 
-    app.void_round("void-1", lost["code"], "malfunction", "INC-5")
+    app.void_round("void-1", lost.code, "malfunction", "INC-5")
 
     assert app.account_balance("ann") == DEPOSIT
     assert_books_balance(store)
@@ -520,14 +519,14 @@ def test_audit_cli_round_passes_a_good_round_and_fails_a_re_signed_payout(
     app = seeded(seed_where(deals_a_loser))
     sid = open_session(app)
     lost = play(app, sid, "r1", bet=300)
-    assert lost["payout"] == 0
+    assert lost.payout == 0
 
-    good = audit_round(store, lost["code"])
+    good = audit_round(store, lost.code)
     assert good.returncode == 0, good.stdout + good.stderr
     assert json.loads(good.stdout)["ok"] is True
 
-    rewrite_settled_payout(store, lost["code"], 600)
-    bad = audit_round(store, lost["code"])
+    rewrite_settled_payout(store, lost.code, 600)
+    bad = audit_round(store, lost.code)
 
     assert bad.returncode == 1, bad.stdout + bad.stderr
     doc = json.loads(bad.stdout)

@@ -64,10 +64,10 @@ def cli(store: Store, *args: str) -> int:
 def red_dog_win(app: Casino, sid: str) -> str:
     for i in range(60):
         result = app.red_dog_bet(f"rd-{i}", sid, 100)
-        if result["status"] == "open":
+        if result.status == "open":
             result = app.red_dog_see(f"rd-see-{i}", sid)
-        if result["payout"]:
-            return str(result["code"])
+        if result.payout:
+            return str(result.code)
     raise AssertionError("no Red Dog win in 60 rounds")
 
 
@@ -75,13 +75,13 @@ def video_poker_win(app: Casino, sid: str, variant: str, lines: int) -> str:
     for i in range(80):
         dealt = app.vp_deal(f"{variant}-{i}", sid, variant, 10, 5, lines)
         shown = dealt
-        if shown["status"] == "open":
-            shown = app.vp_act(f"{variant}-draw-{i}", sid, ["draw", dealt["view"]["recommended"]])
-        if shown["status"] == "open":
+        if shown.status == "open":
+            shown = app.vp_act(f"{variant}-draw-{i}", sid, ["draw", dealt.view["recommended"]])
+        if shown.status == "open":
             shown = app.vp_act(f"{variant}-collect-{i}", sid, ["collect"])
-        assert shown["status"] == "settled"
-        if shown["payout"]:
-            return str(shown["code"])
+        assert shown.status == "settled"
+        if shown.payout:
+            return str(shown.code)
     raise AssertionError(f"no {variant} win in 80 rounds")
 
 
@@ -353,9 +353,9 @@ def test_voided_rounds_re_execute_clean_on_the_session_and_on_the_account(store:
     app.void_round("void-won", won, "malfunction", "I-1")
     for i in range(40):
         opened = app.red_dog_bet(f"open-{i}", sid, 100)
-        if opened["status"] == "open":
+        if opened.status == "open":
             app.red_dog_raise(f"raise-{i}", sid, 100)
-            app.void_round("void-open", opened["code"], "malfunction", "I-2")
+            app.void_round("void-open", opened.code, "malfunction", "I-2")
             break
     else:
         raise AssertionError("no Red Dog round left open in 40")

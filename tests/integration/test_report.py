@@ -31,6 +31,7 @@ from audit_cli.rows import read_rows
 from audit_cli.verify import verify_db
 from ledger import contracts, envelope
 from ledger.bootstrap import bootstrap
+from ledger.casino import Casino
 from ledger.seamless.commands import OpenSeamlessSession
 from ledger.settings import Settings
 from tests.integration.table_helpers import FakeClock
@@ -45,18 +46,18 @@ def payload(state: bytes) -> dict[str, Any]:
     return doc
 
 
-def play_a_day(app: Any, clock: FakeClock, day: int) -> None:
+def play_a_day(app: Casino, clock: FakeClock, day: int) -> None:
     tag = f"d{day}"
     app.open_account(f"{tag}-open", f"p{day}", "EUR")
     app.deposit(f"{tag}-dep", f"p{day}", 50_000)
-    sid = app.open_session(f"{tag}-sess", f"p{day}", 20_000)["session_id"]
+    sid = app.open_session(f"{tag}-sess", f"p{day}", 20_000).session_id
     voided_open = False
     for i in range(30):
         clock.advance(60_000)
         r = app.red_dog_bet(f"{tag}-rd-{i}", sid, 200)
-        if r["status"] == "open":
+        if r.status == "open":
             if not voided_open:  # a round voided while open: its stake comes back refunded
-                app.void_round(f"{tag}-void-open", r["code"], "malfunction", f"INC-{day}a")
+                app.void_round(f"{tag}-void-open", r.code, "malfunction", f"INC-{day}a")
                 voided_open = True
                 continue
             r = app.red_dog_see(f"{tag}-rd-see-{i}", sid)
@@ -65,15 +66,15 @@ def play_a_day(app: Any, clock: FakeClock, day: int) -> None:
     for variant, lines in (("jb-4line", 4), ("jb-multi", 3)):
         clock.advance(60_000)
         deal = app.vp_deal(f"{tag}-vp-{variant}", sid, variant, 10, 2, lines)
-        done = app.vp_act(f"{tag}-vp-draw-{variant}", sid, ["draw", deal["view"]["recommended"]])
-        if done["status"] == "open":
+        done = app.vp_act(f"{tag}-vp-draw-{variant}", sid, ["draw", deal.view["recommended"]])
+        if done.status == "open":
             app.vp_act(f"{tag}-vp-collect-{variant}", sid, ["collect"])
     # A settled round voided afterwards: its stake refunded, its win reversed.
     clock.advance(60_000)
     settled = app.red_dog_bet(f"{tag}-rd-late", sid, 300)
-    if settled["status"] == "open":
+    if settled.status == "open":
         settled = app.red_dog_see(f"{tag}-rd-late-see", sid)
-    app.void_round(f"{tag}-void-settled", settled["code"], "operator error", f"INC-{day}b")
+    app.void_round(f"{tag}-void-settled", settled.code, "operator error", f"INC-{day}b")
     app.close_session(f"{tag}-close", sid)
 
     def sleep(seconds: float) -> None:
@@ -84,11 +85,11 @@ def play_a_day(app: Any, clock: FakeClock, day: int) -> None:
     sea = app.command(f"{tag}-sea-open", OpenSeamlessSession("op", f"w{day}", "EUR"))
     for i in range(3):
         clock.advance(60_000)
-        r = app.red_dog_bet(f"{tag}-sea-{i}", sea["session_id"], 100)
-        if r["status"] == "open":
-            app.red_dog_see(f"{tag}-sea-see-{i}", sea["session_id"])
+        r = app.red_dog_bet(f"{tag}-sea-{i}", sea.session_id, 100)
+        if r.status == "open":
+            app.red_dog_see(f"{tag}-sea-see-{i}", sea.session_id)
     app.seamless.outbox.drain()
-    app.close_session(f"{tag}-sea-close", sea["session_id"])
+    app.close_session(f"{tag}-sea-close", sea.session_id)
 
 
 def independent_totals(db: str) -> tuple[dict[str, int], Counter[tuple[str, str, str]]]:

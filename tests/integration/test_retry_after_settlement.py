@@ -29,6 +29,7 @@ from ledger.casino import Casino
 from ledger.chat import BanChat, HideChat, MuteChat, PostChat
 from ledger.player_settings import ChangeSettings
 from ledger.presence import HoldTable, ReleaseTable, WorkerBeat
+from ledger.results import wire_of
 from ledger.tables import commands as tc
 from ledger.tables.runner import TableRunner
 from tests.conftest import Store
@@ -194,6 +195,11 @@ def open_app(store: Store, clock: FakeClock | None = None) -> Casino:
     return app
 
 
+def wired(app: Casino) -> Callable[[str, c.Command[Any]], dict[str, Any]]:
+    """The in-process answer in its wire form, as the HTTP routes send it (every field)."""
+    return lambda rid, cmd: wire_of(app.command(rid, cmd))
+
+
 def ticker(app: Casino, clock: FakeClock) -> Callable[[int], object]:
     runner = TableRunner(app, "T1", clock)
     return lambda ms: runner.tick(clock.advance(ms))
@@ -204,13 +210,13 @@ def test_every_command_retried_after_settlement_and_a_restart_answers_the_same_a
 ) -> None:
     clock = FakeClock()
     app = open_app(store, clock)
-    sent = play_everything(app.command, ticker(app, clock))
+    sent = play_everything(wired(app), ticker(app, clock))
     played = {type(cmd) for _, cmd, _ in sent}
     assert played == set(app.handlers) - RUNNER_ONLY, "a command is not retried"
     before = raw_rows(store)
 
     for rid, cmd, result in sent:
-        assert app.command(rid, cmd) == result, cmd
+        assert wired(app)(rid, cmd) == result, cmd
     assert raw_rows(store) == before
 
     app.close()
@@ -218,7 +224,7 @@ def test_every_command_retried_after_settlement_and_a_restart_answers_the_same_a
     after_restart = raw_rows(store)  # closing wrote a checkpoint; nothing else
     assert after_restart[: len(before)] == before
     for rid, cmd, result in sent:
-        assert again.command(rid, cmd) == result, cmd
+        assert wired(again)(rid, cmd) == result, cmd
     assert raw_rows(store) == after_restart
 
 

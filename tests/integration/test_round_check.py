@@ -14,23 +14,24 @@ import pytest
 from audit_cli.round_check import RoundReport
 from audit_cli.rounds import check_round, round_rows
 from ledger import envelope
+from ledger.casino import Casino
 from tests.conftest import Seeded, Store
 
 SEED = bytes(range(32))
 Mutate = Callable[[dict[str, Any]], None]
 
 
-def play_4line(app: Any) -> str:
+def play_4line(app: Casino) -> str:
     """A 4-line round with a draw (and a collect when it wins): started, acted…, settled."""
     app.open_account("o", "alice", "EUR")
     app.deposit("d", "alice", 100_000)
-    sid = app.open_session("s", "alice", 50_000)["session_id"]
+    sid = app.open_session("s", "alice", 50_000).session_id
     dealt = app.vp_deal("deal", sid, "jb-4line", 10, 5, 4)
-    shown = app.vp_act("draw", sid, ["draw", dealt["view"]["recommended"]])
-    if shown["status"] == "open":
+    shown = app.vp_act("draw", sid, ["draw", dealt.view["recommended"]])
+    if shown.status == "open":
         shown = app.vp_act("collect", sid, ["collect"])
-    assert shown["status"] == "settled"
-    return str(shown["code"])
+    assert shown.status == "settled"
+    return str(shown.code)
 
 
 @pytest.fixture

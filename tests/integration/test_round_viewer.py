@@ -30,6 +30,7 @@ from api.auth import Credentials
 from api.viewer import link_mac, signed_link
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
+from ledger.results import RoundPlayed
 from tests.conftest import Store
 
 OPERATOR = "viewer-operator-token-0123456789abcdef"
@@ -49,45 +50,48 @@ class CountingSeeds:
         return hashlib.sha256(f"viewer-{self.n}".encode()).digest()
 
 
-def play_rounds(app: Casino) -> dict[str, dict[str, Any]]:
+Played = tuple[Casino, dict[str, RoundPlayed]]
+
+
+def play_rounds(app: Casino) -> dict[str, RoundPlayed]:
     """A settled Red Dog round with a raise, a 4-line round with double-up steps and a
     multi-hand round; returns the final result of each by name."""
     app.open_account("o", "vera", "EUR")
     app.deposit("d", "vera", 10_000_000)
-    sid = app.open_session("s", "vera", 5_000_000)["session_id"]
-    found: dict[str, dict[str, Any]] = {}
+    sid = app.open_session("s", "vera", 5_000_000).session_id
+    found: dict[str, RoundPlayed] = {}
     for i in range(200):
         if "red-dog" not in found:
             r = app.red_dog_bet(f"rd{i}", sid, 1_000)
-            if r["status"] == "open":
-                r = app.red_dog_raise(f"rd{i}-raise", sid, r["view"]["max_raise"])
+            if r.status == "open":
+                r = app.red_dog_raise(f"rd{i}-raise", sid, r.view["max_raise"])
                 found["red-dog"] = r
         if "jb-4line" not in found:
             r = app.vp_deal(f"jb{i}", sid, "jb-4line", 10, 5, 4)
-            r = app.vp_act(f"jb{i}-draw", sid, ["draw", r["view"]["recommended"]])
-            if r["status"] == "open":  # a win: double it, pick the first card
+            r = app.vp_act(f"jb{i}-draw", sid, ["draw", r.view["recommended"]])
+            if r.status == "open":  # a win: double it, pick the first card
                 r = app.vp_act(f"jb{i}-double", sid, ["double"])
                 r = app.vp_act(f"jb{i}-pick", sid, ["pick", 0])
-                if r["status"] == "open":
+                if r.status == "open":
                     r = app.vp_act(f"jb{i}-collect", sid, ["collect"])
                 found["jb-4line"] = r
         if len(found) == 2:
             break
     dealt = app.vp_deal("jbm", sid, "jb-multi", 10, 5, 3)
-    multi = app.vp_act("jbm-draw", sid, ["draw", dealt["view"]["recommended"]])
-    if multi["status"] == "open":  # a win is collected (jb-multi has no double-up)
+    multi = app.vp_act("jbm-draw", sid, ["draw", dealt.view["recommended"]])
+    if multi.status == "open":  # a win is collected (jb-multi has no double-up)
         multi = app.vp_act("jbm-collect", sid, ["collect"])
     found["jb-multi"] = multi
     for name, r in found.items():
-        assert r["status"] == "settled", (name, r)
+        assert r.status == "settled", (name, r)
     voided = app.red_dog_bet("rd-void", sid, 500)
-    found["voided"] = app.void_round("void", voided["code"], "display fault", "INC-9")
+    found["voided"] = app.void_round("void", voided.code, "display fault", "INC-9")
     app.seal()
     return found
 
 
 @pytest.fixture
-def played(sqlite_store: Store) -> Iterator[tuple[Casino, dict[str, dict[str, Any]]]]:
+def played(sqlite_store: Store) -> Iterator[Played]:
     app = bootstrap(sqlite_store.settings(), sqlite_store.keyring, seed_source=CountingSeeds())
     sqlite_store.apps.append(app)
     yield app, play_rounds(app)
@@ -101,14 +105,14 @@ def credentials() -> Credentials:
 
 
 @pytest.fixture
-def client(played: tuple[Casino, dict[str, Any]]) -> Iterator[TestClient]:
+def client(played: Played) -> Iterator[TestClient]:
     app, _ = played
     with TestClient(create_app(app, credentials=credentials())) as c:
         yield c
 
 
-def test_the_page_needs_a_credential_or_a_signed_link(client: TestClient, played: Any) -> None:
-    code = played[1]["red-dog"]["code"]
+def test_the_page_needs_a_credential_or_a_signed_link(client: TestClient, played: Played) -> None:
+    code = played[1]["red-dog"].code
     assert client.get(f"/rounds/{code}").status_code == 401
     for token in (OPERATOR, AUDITOR):
         ok = client.get(f"/rounds/{code}", headers={"Authorization": f"Bearer {token}"})
@@ -123,9 +127,9 @@ def test_the_page_needs_a_credential_or_a_signed_link(client: TestClient, played
     assert as_player.status_code == 403
 
 
-def test_an_expired_or_forged_link_is_refused(client: TestClient, played: Any) -> None:
-    code = played[1]["red-dog"]["code"]
-    other = played[1]["jb-4line"]["code"]
+def test_an_expired_or_forged_link_is_refused(client: TestClient, played: Played) -> None:
+    code = played[1]["red-dog"].code
+    other = played[1]["jb-4line"].code
     expired = int(time.time()) - 1
     old = client.get(f"/rounds/{code}?expires={expired}&sig={link_mac(SECRET, code, expired)}")
     assert old.status_code == 403 and old.json()["code"] == "link-invalid"
@@ -139,8 +143,8 @@ def test_an_expired_or_forged_link_is_refused(client: TestClient, played: Any) -
     assert client.get(f"/rounds/{code}?expires={later + 60}&sig={moved}").status_code == 403
 
 
-def test_the_operator_makes_links_and_nobody_else_does(client: TestClient, played: Any) -> None:
-    code = played[1]["jb-multi"]["code"]
+def test_the_operator_makes_links_and_nobody_else_does(client: TestClient, played: Played) -> None:
+    code = played[1]["jb-multi"].code
     made = client.get(
         f"/v1/rounds/{code}/link?minutes=10", headers={"Authorization": f"Bearer {OPERATOR}"}
     )
@@ -156,11 +160,11 @@ def test_the_operator_makes_links_and_nobody_else_does(client: TestClient, playe
 
 
 def test_round_check_endpoint_reports_an_untouched_round_ok(
-    client: TestClient, played: Any
+    client: TestClient, played: Played
 ) -> None:
     for r in played[1].values():
         got = client.get(
-            f"/v1/rounds/{r['code']}/check", headers={"Authorization": f"Bearer {AUDITOR}"}
+            f"/v1/rounds/{r.code}/check", headers={"Authorization": f"Bearer {AUDITOR}"}
         )
         assert got.status_code == 200
         doc = got.json()
@@ -178,7 +182,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def served(played: tuple[Casino, dict[str, Any]]) -> Iterator[str]:
+def served(played: Played) -> Iterator[str]:
     app, _ = played
     port = _free_port()
     server = uvicorn.Server(
@@ -238,10 +242,10 @@ def _settled_view(app: Casino, code: str) -> dict[str, Any]:
 
 
 def test_the_browser_draws_a_voided_round_with_its_refund(
-    played: Any, served: str, browser: Any, tmp_path: Path
+    played: Played, served: str, browser: Any, tmp_path: Path
 ) -> None:
     app, rounds = played
-    code = rounds["voided"]["code"]
+    code = rounds["voided"].code
     url, _ = signed_link(SECRET, code, 5)
     page = _open(browser, served + url, tmp_path / "round-viewer-voided.png")
     _checks_pass(page)
@@ -254,10 +258,10 @@ def test_the_browser_draws_a_voided_round_with_its_refund(
 
 @pytest.mark.parametrize("game", ["red-dog", "jb-4line", "jb-multi"])
 def test_the_browser_draws_every_step_of_a_settled_round_and_its_checks_pass(
-    game: str, played: Any, served: str, browser: Any, tmp_path: Path
+    game: str, played: Played, served: str, browser: Any, tmp_path: Path
 ) -> None:
     app, rounds = played
-    code = rounds[game]["code"]
+    code = rounds[game].code
     url, _ = signed_link(SECRET, code, 5)
     page = _open(browser, served + url, tmp_path / f"round-viewer-{game}.png")
     _checks_pass(page)
@@ -290,5 +294,5 @@ def test_the_browser_draws_every_step_of_a_settled_round_and_its_checks_pass(
                 _cards(page, f"{settled} .hand.double >> nth={i} >> .card[data-card]")[0]
                 == (d["dealer_card"])
             )
-        payout = rounds[game]["payout"]
+        payout = rounds[game].payout
         assert f"{payout // 100}.{payout % 100:02d} EUR" in page.inner_text(settled)

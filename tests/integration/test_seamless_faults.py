@@ -50,7 +50,7 @@ def _client(wallet: Wallet) -> WalletClient:
 
 def _open(app: Casino, wallet: Wallet, player: str) -> str:
     wallet.admin.set_player(player, "EUR", START)
-    return str(app.command(f"open-{player}", OpenSeamlessSession(OP, player, "EUR"))["session_id"])
+    return str(app.command(f"open-{player}", OpenSeamlessSession(OP, player, "EUR")).session_id)
 
 
 def _net(app: Casino, player: str) -> int:
@@ -75,7 +75,7 @@ def _play(app: Casino, sid: str, tag: str, rounds: int) -> None:
             r = app.red_dog_bet(f"{tag}-bet-{n}", sid, 500)
         except WalletUnavailable:
             continue
-        if r["status"] == "open":
+        if r.status == "open":
             app.red_dog_see(f"{tag}-see-{n}", sid)
 
 
@@ -105,8 +105,8 @@ def test_each_call_kind_under_each_fault_leaves_the_books_agreeing(
         _play(app, sid, "a", 8)
         while call is Call.ROLLBACK:  # a void makes a rollback: leave a round open, void it
             r = app.red_dog_bet(f"v-{len(wallet_book(app).order)}", sid, 500)
-            if r["status"] == "open":
-                app.void_round(f"void-{r['code']}", r["code"], "malfunction", "I-7")
+            if r.status == "open":
+                app.void_round(f"void-{r.code}", r.code, "malfunction", "I-7")
                 break
         _settle_and_compare(app, wallet, ["ann"])
         kinds = {e.call for e in wallet_book(app).listed()}
@@ -224,7 +224,7 @@ def test_killed_after_sending_a_credit_the_restart_sends_it_again_and_it_is_paid
     while not wallet_book(app).pending_deliveries():  # play until a win waits in the outbox
         n += 1
         r = app.red_dog_bet(f"bet-{n}", sid, 1_000)
-        if r["status"] == "open":
+        if r.status == "open":
             app.red_dog_see(f"see-{n}", sid)
     app.close()
 
@@ -318,24 +318,24 @@ def test_two_rounds_that_draw_one_game_code_send_two_debits(
     app = open_casino(tmp_path / "data", _client(wallet))
     try:
         first = _open(app, wallet, "ann")
-        second = str(app.command("open-ann-2", OpenSeamlessSession(OP, "ann", "EUR"))["session_id"])
+        second = str(app.command("open-ann-2", OpenSeamlessSession(OP, "ann", "EUR")).session_id)
         a = app.red_dog_bet("bet-a", first, 500)
         b = app.red_dog_bet("bet-b", second, 500)
-        assert drawn[0] == drawn[1] == a["code"]  # the second probe drew the first's code
-        assert b["code"] == drawn[2] != a["code"]  # ... found it claimed, and drew again
+        assert drawn[0] == drawn[1] == a.code  # the second probe drew the first's code
+        assert b.code == drawn[2] != a.code  # ... found it claimed, and drew again
         for sid, r, tag in ((first, a, "a"), (second, b, "b")):
-            if r["status"] == "open":
+            if r.status == "open":
                 app.red_dog_see(f"see-{tag}", sid)
         debits = [r for r in wallet.admin.transactions() if r["call"] == "debit"]
         assert len(debits) == 2 and {r["status"] for r in debits} == {"ok"}
         assert len({r["transaction_id"] for r in debits}) == 2
-        claim = app.find(GameCodeClaim, claim_id_for(a["code"]))
+        claim = app.find(GameCodeClaim, claim_id_for(a.code))
         assert claim is not None and claim.session_id == first
         # Had every draw clashed, the caller would be told to retry, not that it erred.
         from api.errors import ledger_status
         from ledger.seamless.claim import GameCodeTaken
 
-        assert ledger_status(GameCodeTaken(f"game code {a['code']} is taken")) == 503
+        assert ledger_status(GameCodeTaken(f"game code {a.code} is taken")) == 503
         _settle_and_compare(app, wallet, ["ann"])
     finally:
         app.close()

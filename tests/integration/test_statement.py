@@ -22,6 +22,7 @@ from audit_cli.verify import verify
 from ledger.accounts import account_id_for
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
+from ledger.results import RoundPlayed
 from ledger.statement import statements
 from tests.conftest import Store
 
@@ -40,14 +41,14 @@ class CountingSeeds:
         return hashlib.sha256(f"statement-{self.n}".encode()).digest()
 
 
-def win_a_round(app: Casino, sid: str, tag: str) -> dict[str, Any]:
+def win_a_round(app: Casino, sid: str, tag: str) -> RoundPlayed:
     """Play 4-line rounds until one wins; return the winning (settled) round."""
     for i in range(100):
         r = app.vp_deal(f"{tag}-{i}", sid, "jb-4line", 10, 5, 4)
-        r = app.vp_act(f"{tag}-{i}-draw", sid, ["draw", r["view"]["recommended"]])
-        if r["status"] == "open":
+        r = app.vp_act(f"{tag}-{i}-draw", sid, ["draw", r.view["recommended"]])
+        if r.status == "open":
             r = app.vp_act(f"{tag}-{i}-collect", sid, ["collect"])
-        if r["payout"] > 0:
+        if r.payout > 0:
             return r
     raise AssertionError("no winning round in 100")
 
@@ -60,24 +61,24 @@ def played(store: Store) -> dict[str, Any]:
     store.apps.append(app)
     app.open_account("open", PLAYER, "EUR")
     app.deposit("dep-1", PLAYER, 50_000)
-    first = app.open_session("buy-1", PLAYER, 20_000)["session_id"]
+    first = app.open_session("buy-1", PLAYER, 20_000).session_id
     early = win_a_round(app, first, "a")
     late = win_a_round(app, first, "b")
-    void_early = app.void_round("void-early", early["code"], "display fault", "INC-1")  # open
+    void_early = app.void_round("void-early", early.code, "display fault", "INC-1")  # open
     app.close_session("close-1", first)
-    void_late = app.void_round("void-late", late["code"], "display fault", "INC-2")  # closed
+    void_late = app.void_round("void-late", late.code, "display fault", "INC-2")  # closed
     app.deposit("dep-2", PLAYER, 7_000)
-    second = app.open_session("buy-2", PLAYER, 10_000)["session_id"]
+    second = app.open_session("buy-2", PLAYER, 10_000).session_id
     win_a_round(app, second, "c")
     app.close_session("close-2", second)
     app.withdraw("wd", PLAYER, 3_000)
-    still_open = app.open_session("buy-3", PLAYER, 4_000)["session_id"]
+    still_open = app.open_session("buy-3", PLAYER, 4_000).session_id
     app.red_dog_bet("rd", still_open, 100)
     return {
         "app": app,
         "open_session": still_open,
         "sessions": [first, second, still_open],
-        "voided": [early["code"], late["code"]],
+        "voided": [early.code, late.code],
         "won": {"early": early, "late": late},
         "voids": {"early": void_early, "late": void_late},
     }
@@ -225,19 +226,19 @@ def test_a_void_result_says_what_it_refunded_reversed_and_where_it_landed(
     lines = statements(app).lines(PLAYER)
     for name, landed_on in (("early", "session"), ("late", "account")):
         v = voids[name]
-        assert v["refunded"] == won[name]["staked"] > 0 and not v["already_voided"]
-        assert v["reversed_win"] == won[name]["payout"] > 0
-        assert v["landed_on"] == landed_on
+        assert v.refunded == won[name].staked > 0 and not v.already_voided
+        assert v.reversed_win == won[name].payout > 0
+        assert v.landed_on == landed_on
         # The balance it landed on is the one the statement shows after the reversal.
-        [reversal] = [ln for ln in lines if ln.kind == "reversal" and ln.round_code == v["code"]]
+        [reversal] = [ln for ln in lines if ln.kind == "reversal" and ln.round_code == v.code]
         assert reversal.ledger == landed_on
         landed = reversal.session_balance if landed_on == "session" else reversal.account_balance
-        assert v["landed_balance"] == landed
-    again = app.void_round("void-again", won["late"]["code"], "display fault", "INC-2b")
-    assert again["already_voided"] and again["landed_on"] == "account"
-    assert (again["refunded"], again["reversed_win"]) == (
-        voids["late"]["refunded"],
-        voids["late"]["reversed_win"],
+        assert v.landed_balance == landed
+    again = app.void_round("void-again", won["late"].code, "display fault", "INC-2b")
+    assert again.already_voided and again.landed_on == "account"
+    assert (again.refunded, again.reversed_win) == (
+        voids["late"].refunded,
+        voids["late"].reversed_win,
     )
 
 
@@ -260,17 +261,17 @@ def test_every_history_shows_the_voids_and_its_totals_add_up_to_the_balance_chan
         assert sum(r["net"] for r in rows) == change, rows
         by_code = {r["code"]: r for r in rows}
         for name, landed_on in (("early", "session"), ("late", "account")):
-            r = by_code[won[name]["code"]]
+            r = by_code[won[name].code]
             assert (r["status"], r["outcome"], r["landed_on"]) == ("voided", "voided", landed_on)
-            assert (r["stakes"], r["wins"]) == (won[name]["staked"], 0)
-            assert (r["refunded"], r["reversed_win"]) == (won[name]["staked"], won[name]["payout"])
+            assert (r["stakes"], r["wins"]) == (won[name].staked, 0)
+            assert (r["refunded"], r["reversed_win"]) == (won[name].staked, won[name].payout)
             assert r["net"] == 0
         for r in rows:
             assert r["net"] == r["wins"] - r["stakes"] + r["refunded"]
     totals = over_http["totals"]
     assert totals["net"] == change
-    assert totals["refunded"] == sum(won[n]["staked"] for n in won)
-    assert totals["reversed_win"] == sum(won[n]["payout"] for n in won)
+    assert totals["refunded"] == sum(won[n].staked for n in won)
+    assert totals["reversed_win"] == sum(won[n].payout for n in won)
     _, table = _cli("history", PLAYER, "--db", store.db)
     [total_line] = [ln for ln in table.splitlines() if ln.lstrip("│ ").startswith("total ")]
     cells = [c.strip() for c in total_line.split("│")[1:-1]]
@@ -357,14 +358,14 @@ def test_croupier_void_prints_the_refund_the_reversal_and_the_balance_it_landed_
     try:
         app.open_account("open", PLAYER, "EUR")
         app.deposit("dep", PLAYER, 50_000)
-        sid = app.open_session("buy", PLAYER, 20_000)["session_id"]
+        sid = app.open_session("buy", PLAYER, 20_000).session_id
         won = win_a_round(app, sid, "w")
         app.close_session("close", sid)
         account = app.account_balance(PLAYER)
     finally:
         app.close()
 
-    args = ["void", won["code"], "--reason", "display fault", "--incident", "INC-3"]
+    args = ["void", won.code, "--reason", "display fault", "--incident", "INC-3"]
     # audit-cli only reads: it names the operator's tool and changes nothing.
     err = io.StringIO()
     with redirect_stderr(err):
@@ -373,17 +374,17 @@ def test_croupier_void_prints_the_refund_the_reversal_and_the_balance_it_landed_
     code, text = _croupier(*args, "--json")  # not already voided: the refusal changed nothing
     doc = json.loads(text)
     assert code == 0 and not doc["already_voided"]
-    assert (doc["refunded"], doc["reversed_win"]) == (won["staked"], won["payout"])
+    assert (doc["refunded"], doc["reversed_win"]) == (won.staked, won.payout)
     assert doc["landed_on"] == "account"
-    assert doc["landed_balance"] == account + won["staked"] - won["payout"]
+    assert doc["landed_balance"] == account + won.staked - won.payout
 
     code, text = _croupier(*args, "--request-id", "again")
     assert code == 0
     assert (
         text.split()
         == (
-            f"round {won['code']} was already voided: refunded {won['staked']}, reversed win"
-            f" {won['payout']}, account balance now {doc['landed_balance']}, seed {doc['seed']}"
+            f"round {won.code} was already voided: refunded {won.staked}, reversed win"
+            f" {won.payout}, account balance now {doc['landed_balance']}, seed {doc['seed']}"
         ).split()
     )
 
@@ -400,7 +401,7 @@ def test_a_players_statement_opens_no_event_once_the_view_is_up_to_date(
     app: Casino = played["app"]
     app.open_account("open-other", "otto", "EUR")
     app.deposit("dep-other", "otto", 9_000)
-    other = app.open_session("buy-other", "otto", 5_000)["session_id"]
+    other = app.open_session("buy-other", "otto", 5_000).session_id
     win_a_round(app, other, "o")
     everyone = StatementBook()
     feed_opened(app, 0, everyone.feed_payload)

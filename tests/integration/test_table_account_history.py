@@ -57,10 +57,10 @@ def finish(live: Live, number: int) -> None:
 
 def red_dog_round(live: Live, session: str) -> str:
     out = live.app.red_dog_bet("rd-bet", session, 300)
-    if out["status"] == "open":
+    if out.status == "open":
         out = live.app.red_dog_see("rd-see", session)
-    assert out["status"] == "settled"
-    return str(out["code"])
+    assert out.status == "settled"
+    return str(out.code)
 
 
 def play(live: Live) -> dict[str, Any]:

@@ -55,7 +55,6 @@ class SecretLive(Live):
             clock=self.clock,
             seed_source=ChosenSeeds(SEED),
             shoe_maker=shoe_maker,
-            live_tables=True,
         )
         self.store.apps.append(app)
         return app

@@ -196,4 +196,4 @@ def test_a_session_seated_in_a_live_round_cannot_close_until_it_settles(store: S
     live.tick(5_000)
     assert round_of(live, 1).phase == "settled"
     closed = live.app.close_session("close-2", ann)
-    assert closed["final_balance"] == live.app.account_balance("ann") - 980_000
+    assert closed.final_balance == live.app.account_balance("ann") - 980_000

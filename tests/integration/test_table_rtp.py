@@ -149,7 +149,7 @@ def test_the_table_rows_stand_beside_the_other_games_rows(
     # a Red Dog round from a session that has left the table
     sid = live.player("eve")
     out = live.app.red_dog_bet("rd", sid, 300)
-    if out["status"] == "open":
+    if out.status == "open":
         live.app.red_dog_see("rd-see", sid)
     capsys.readouterr()
     audit_cli(["rtp", "--db", store.db, "--json"])

@@ -132,7 +132,7 @@ from ledger.bootstrap import bootstrap
 from ledger.settings import Settings
 from ledger.tables.runner import TableRunner
 
-app = bootstrap(Settings(), live_tables=True)
+app = bootstrap(Settings())
 runner = TableRunner(app, "T1")
 for t in sys.argv[1:]:
     runner.tick(datetime.fromisoformat(t))
@@ -154,7 +154,7 @@ def test_two_runner_processes_on_one_table_never_both_act(store: Store) -> None:
     settings = store.settings()
     keyring = settings.keyring()  # written to the store's key directory for both processes
     clock = FakeClock()
-    app = bootstrap(settings, keyring=keyring, clock=clock, live_tables=True)
+    app = bootstrap(settings, keyring=keyring, clock=clock)
     store.apps.append(app)
     app.command("create", tc.CreateTable("T1", "EUR", dict(CONFIG)))
     TableRunner(app, "T1").tick(T0)

@@ -24,6 +24,7 @@ from audit_cli.verify import verify as verify_all
 from audit_cli.verify import verify_db as verify_db_all
 from ledger import envelope
 from ledger.keys import key_id
+from ledger.results import SessionOpened
 from tests.conftest import Store
 from tests.money import credit_win, refund, stake
 
@@ -36,7 +37,7 @@ verify_db = functools.partial(verify_db_all, reexecute=False)
 TRUST = (envelope.GENESIS_TOPIC, envelope.ROTATED_TOPIC)
 
 
-def build_log(store: Store) -> dict[str, Any]:
+def build_log(store: Store) -> SessionOpened:
     app = store.open()
     app.open_account("a1", "alice", "EUR")
     app.deposit("a2", "alice", 10_000)
@@ -44,10 +45,10 @@ def build_log(store: Store) -> dict[str, Any]:
     app.deposit("b2", "bob", 5_000)
     s = app.open_session("a3", "alice", 2_000)
     for i in range(3):
-        stake(app, f"st{i}", s["session_id"], f"round-{i}", 100)
+        stake(app, f"st{i}", s.session_id, f"round-{i}", 100)
         if i % 2:
-            credit_win(app, f"w{i}", s["session_id"], f"round-{i}", 150)
-    refund(app, "rf", s["session_id"], "round-2", 1)
+            credit_win(app, f"w{i}", s.session_id, f"round-{i}", 150)
+    refund(app, "rf", s.session_id, "round-2", 1)
     app.seal()
     app.deposit("a4", "alice", 7)
     app.seal()
@@ -446,7 +447,7 @@ def test_verify_rebuilds_every_balance_from_the_raw_log(store: Store) -> None:
     balances, players = doc["balances"], doc["players"]
     by_player = {player: balances[ledger] for ledger, player in players.items()}
     assert by_player == {"alice": live.account_balance("alice"), "bob": live.account_balance("bob")}
-    assert balances[f"session:{s['session_id']}"] == live.session_balance(s["session_id"])
+    assert balances[f"session:{s.session_id}"] == live.session_balance(s.session_id)
     assert sum(balances.values()) == 0
 
 

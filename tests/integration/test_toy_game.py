@@ -63,10 +63,10 @@ def test_a_registered_toy_game_plays_through_the_ledger_and_the_audit_tools(
     codes = []
     for i in range(60):
         started = app.command(f"start-{i}", StartRound(sid, GAME, {"bet": 100}))
-        assert started["status"] == "open" and started["view"]["dealer"] is None
+        assert started.status == "open" and started.view["dealer"] is None
         done = app.command(f"reveal-{i}", Decide(sid, GAME, ("reveal",)))
-        assert done["status"] == "settled" and done["payout"] in (0, 100, 200)
-        codes.append(done["code"])
+        assert done.status == "settled" and done.payout in (0, 100, 200)
+        codes.append(done.code)
     assert codes[0].startswith("HC-")
 
     report = check_round(store.db, codes[0])

@@ -100,8 +100,8 @@ def won_round(seeded: Seeded, bet: tuple[str, int, int, int] = SMALL) -> tuple[C
     app = seeded(seed_where(pays_as_dealt))
     sid = open_session(app)
     dealt = app.vp_deal("deal", sid, *bet)
-    won = app.vp_act("draw", sid, ["draw", dealt["view"]["recommended"]])
-    assert won["view"]["phase"] == "win-pending" and won["view"]["win"] > 0
+    won = app.vp_act("draw", sid, ["draw", dealt.view["recommended"]])
+    assert won.view["phase"] == "win-pending" and won.view["win"] > 0
     return app, sid
 
 
@@ -193,7 +193,7 @@ def test_a_deal_while_a_round_is_open_is_refused(seeded: Seeded, store: Store) -
     err = assert_refused(store, SessionBusy, app.vp_deal, "deal-2", sid, *SMALL)
 
     assert err.code == "session-busy"
-    assert app.open_round(sid).view == dealt["view"]  # type: ignore[union-attr]
+    assert app.open_round(sid).view == dealt.view  # type: ignore[union-attr]
     assert app.session_balance(sid) == BUY_IN - 10 * 1 * 4
 
 
@@ -226,8 +226,8 @@ def test_holds_out_of_range_or_repeated_are_refused(seeded: Seeded, store: Store
         assert err.code == "invalid-holds"
 
     rnd = app.open_round(sid)
-    assert rnd is not None and rnd.view == dealt["view"] and rnd.decisions == []
-    assert app.vp_act("draw", sid, ["draw", [4, 0]])["view"]["holds"] == [0, 4]
+    assert rnd is not None and rnd.view == dealt.view and rnd.decisions == []
+    assert app.vp_act("draw", sid, ["draw", [4, 0]]).view["holds"] == [0, 4]
 
 
 def test_a_second_draw_while_the_win_is_pending_is_refused(seeded: Seeded, store: Store) -> None:
@@ -247,13 +247,13 @@ def test_a_draw_or_double_after_a_losing_round_settled_is_refused(
     sid = open_session(app)
     app.vp_deal("deal", sid, *SMALL)
     lost = app.vp_act("draw", sid, ["draw", []])
-    assert lost["status"] == "settled" and lost["payout"] == 0
+    assert lost.status == "settled" and lost.payout == 0
 
     for decision in ALL_DECISIONS:
         err = assert_refused(store, RoundNotOpen, app.vp_act, f"again-{decision}", sid, decision)
         assert err.code == "round-not-open"
 
-    assert app.session_balance(sid) == lost["balance"]
+    assert app.session_balance(sid) == lost.balance
 
 
 @pytest.mark.parametrize("decision", [["double"], ["half-double"], ["collect"], ["pick", 0]])
@@ -267,7 +267,7 @@ def test_double_up_collect_or_pick_before_the_draw_is_refused(
     err = assert_refused(store, ActionOutOfPhase, app.vp_act, "act", sid, decision)
 
     assert err.code == "action-out-of-phase" and "dealt" in err.message
-    assert app.open_round(sid).view == dealt["view"]  # type: ignore[union-attr]
+    assert app.open_round(sid).view == dealt.view  # type: ignore[union-attr]
 
 
 def test_a_malformed_decision_is_refused(seeded: Seeded, store: Store) -> None:
@@ -319,8 +319,8 @@ def test_a_pick_that_is_not_one_of_the_four_face_down_cards_is_refused(
         decision = ["pick", not_an_index]
         assert_refused(store, InvalidDecision, app.vp_act, f"{decision!r}", sid, decision)
 
-    assert app.open_round(sid).view == doubling["view"]  # type: ignore[union-attr]
-    assert app.vp_act("pick", sid, ["pick", 3])["view"]["double_up"][0]["index"] == 3
+    assert app.open_round(sid).view == doubling.view  # type: ignore[union-attr]
+    assert app.vp_act("pick", sid, ["pick", 3]).view["double_up"][0]["index"] == 3
 
 
 def test_a_pick_with_no_double_up_pending_is_refused(seeded: Seeded, store: Store) -> None:
@@ -341,7 +341,7 @@ def test_anything_but_a_pick_while_a_pick_is_pending_is_refused(
     err = assert_refused(store, ActionOutOfPhase, app.vp_act, "act", sid, decision)
 
     assert err.code == "action-out-of-phase" and "double-pick" in err.message
-    assert app.open_round(sid).view == doubling["view"]  # type: ignore[union-attr]
+    assert app.open_round(sid).view == doubling.view  # type: ignore[union-attr]
 
 
 def test_double_up_is_not_offered_when_the_win_exceeds_the_limit(
@@ -353,16 +353,16 @@ def test_double_up_is_not_offered_when_the_win_exceeds_the_limit(
     app = seeded(seed_where(deals_four_of_a_kind))
     sid = open_session(app)
     dealt = app.vp_deal("deal", sid, "jb-4line", 500, 5, 4)
-    won = app.vp_act("draw", sid, ["draw", dealt["view"]["recommended"]])
+    won = app.vp_act("draw", sid, ["draw", dealt.view["recommended"]])
     limit = VARIANTS["jb-4line"].double_up_limit
-    assert len(dealt["view"]["recommended"]) == 4 and won["view"]["win"] == 250_000 > limit
+    assert len(dealt.view["recommended"]) == 4 and won.view["win"] == 250_000 > limit
 
     for decision in (["double"], ["half-double"]):
         err = assert_refused(store, DoubleUpNotOffered, app.vp_act, f"{decision}", sid, decision)
         assert err.code == "double-up-not-offered" and str(limit) in err.message
 
     collected = app.vp_act("collect", sid, ["collect"])
-    assert collected["payout"] == 250_000 and collected["view"]["double_up"] == []
+    assert collected.payout == 250_000 and collected.view["double_up"] == []
 
 
 def test_the_multi_hand_game_offers_no_double_up(seeded: Seeded, store: Store) -> None:
@@ -372,14 +372,14 @@ def test_the_multi_hand_game_offers_no_double_up(seeded: Seeded, store: Store) -
     dealt = app.vp_deal("deal", sid, "jb-multi", 10, 1, 3)
     won = app.vp_act("draw", sid, ["draw", [0, 1, 2, 3, 4]])  # keep the paying deal
     # Nothing to choose after a win: the draw settles it (no collect step).
-    assert won["view"]["phase"] == "settled" and won["status"] == "settled", dealt["view"]
-    assert won["payout"] == won["view"]["win"] > 0
-    assert app.session_balance(sid) == won["balance"]
+    assert won.view["phase"] == "settled" and won.status == "settled", dealt.view
+    assert won.payout == won.view["win"] > 0
+    assert app.session_balance(sid) == won.balance
 
     for decision in (["double"], ["half-double"], ["collect"]):
         err = assert_refused(store, RoundNotOpen, app.vp_act, f"{decision}", sid, decision)
         assert err.code == "round-not-open"
-    assert app.session_balance(sid) == won["balance"]
+    assert app.session_balance(sid) == won.balance
 
 
 # -- no round, or another game's round ------------------------------------------------------
@@ -401,17 +401,17 @@ def test_a_video_poker_action_on_an_open_red_dog_round_is_refused(
     app = seeded(seed_where(red_dog_spread))
     sid = open_session(app)
     bet = app.red_dog_bet("bet", sid, 200)
-    assert bet["status"] == "open"
+    assert bet.status == "open"
 
     for decision in ALL_DECISIONS:
         err = assert_refused(
             store, DecisionNotForThisGame, app.vp_act, f"act-{decision}", sid, decision
         )
         assert err.code == "decision-not-for-this-game"
-        assert err.ids == {"session_id": sid, "game_code": bet["code"]}
-        assert f"the open round {bet['code']} is red-dog" in err.message
+        assert err.ids == {"session_id": sid, "game_code": bet.code}
+        assert f"the open round {bet.code} is red-dog" in err.message
     assert_refused(store, SessionBusy, app.vp_deal, "deal", sid, *SMALL)
 
     rnd = app.open_round(sid)
-    assert rnd is not None and rnd.code == bet["code"] and rnd.view == bet["view"]
+    assert rnd is not None and rnd.code == bet.code and rnd.view == bet.view
     assert app.session_balance(sid) == BUY_IN - 200

@@ -26,32 +26,32 @@ CREDENTIALS: dict[str, Any] = {
 def new_session(app: Casino) -> str:
     app.open_account("open", "hal", "EUR")
     app.deposit("deposit", "hal", 100_000)
-    return str(app.open_session("buy-in", "hal", 50_000)["session_id"])
+    return str(app.open_session("buy-in", "hal", 50_000).session_id)
 
 
 def test_a_hold_is_recorded_as_its_own_step_and_moves_no_money(store: Store, app: Casino) -> None:
     sid = new_session(app)
     dealt = app.vp_deal("deal", sid, "jb-4line", 10, 1, 4)
-    balance = dealt["balance"]
+    balance = dealt.balance
     held = app.vp_act("hold", sid, ["hold", [4, 0]])
-    assert held["status"] == "open" and held["balance"] == balance
-    assert held["view"]["dealt"] == dealt["view"]["dealt"]
+    assert held.status == "open" and held.balance == balance
+    assert held.view["dealt"] == dealt.view["dealt"]
     drawn = app.vp_act("draw", sid, ["draw"])  # no holds: uses the hold step
-    for line in drawn["view"]["lines"]:
-        assert line["cards"][0] == dealt["view"]["dealt"][0]
-        assert line["cards"][4] == dealt["view"]["dealt"][4]
-    decisions = [t["decision"] for t in app.history.timeline(dealt["code"]) if "decision" in t]
+    for line in drawn.view["lines"]:
+        assert line["cards"][0] == dealt.view["dealt"][0]
+        assert line["cards"][4] == dealt.view["dealt"][4]
+    decisions = [t["decision"] for t in app.history.timeline(dealt.code) if "decision" in t]
     assert decisions[:2] == [["hold", [4, 0]], ["draw", [0, 4]]]
-    if drawn["status"] == "open":
+    if drawn.status == "open":
         app.vp_act("collect", sid, ["collect"])
-    assert check_round(store.db, dealt["code"]).ok
+    assert check_round(store.db, dealt.code).ok
 
 
 def test_a_draw_without_holds_and_no_hold_step_uses_the_proposal(app: Casino) -> None:
     sid = new_session(app)
     dealt = app.vp_deal("deal", sid, "jb-multi", 10, 1, 3)
     drawn = app.vp_act("draw", sid, ["draw"])
-    assert drawn["view"]["holds"] == dealt["view"]["recommended"]
+    assert drawn.view["holds"] == dealt.view["recommended"]
 
 
 def test_a_bad_hold_is_refused_and_changes_nothing(store: Store, app: Casino) -> None:

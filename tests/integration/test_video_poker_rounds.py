@@ -33,6 +33,7 @@ from games.video_poker.strategy import optimal_hold
 from games.video_poker.variants import VARIANTS
 from ledger import envelope
 from ledger.casino import Casino
+from ledger.results import RoundPlayed
 from ledger.rounds import round_id_for
 from tests.conftest import Seeded, Store, WithCards
 from tests.helpers import open_session as open_funded_session
@@ -163,7 +164,7 @@ def open_session(app: Casino, player: str = "ann", buy_in: int = BUY_IN) -> str:
     return open_funded_session(app, player, buy_in, deposit=DEPOSIT)
 
 
-def deal(app: Casino, sid: str, bet: Bet, rid: str = "deal") -> dict[str, Any]:
+def deal(app: Casino, sid: str, bet: Bet, rid: str = "deal") -> RoundPlayed:
     return app.vp_deal(rid, sid, *bet)
 
 
@@ -216,11 +217,11 @@ def test_the_total_stake_is_coin_value_times_coins_times_lines_debited_once_at_t
     dealt = deal(app, sid, bet)
 
     stake = stake_of(bet)
-    assert dealt["status"] == "open" and dealt["view"]["phase"] == "dealt"
-    assert dealt["stake"] == dealt["staked"] == stake
-    assert dealt["balance"] == app.session_balance(sid) == BUY_IN - stake
-    assert money_moves(store, dealt["code"]) == [("stake-debited", stake)]
-    match = CODE.match(dealt["code"])
+    assert dealt.status == "open" and dealt.view["phase"] == "dealt"
+    assert dealt.stake == dealt.staked == stake
+    assert dealt.balance == app.session_balance(sid) == BUY_IN - stake
+    assert money_moves(store, dealt.code) == [("stake-debited", stake)]
+    match = CODE.match(dealt.code)
     assert match and match.group(1) == {"jb-4line": "JB4", "jb-multi": "JBM"}[bet[0]]
 
 
@@ -233,9 +234,9 @@ def test_each_line_is_paid_on_the_paytable_column_and_the_credited_win_is_their_
     sid = open_session(app)
     dealt = deal(app, sid, bet)
 
-    drawn = app.vp_act("draw", sid, ["draw", dealt["view"]["recommended"]])
+    drawn = app.vp_act("draw", sid, ["draw", dealt.view["recommended"]])
 
-    view = drawn["view"]
+    view = drawn.view
     assert len(view["lines"]) == lines
     for line in view["lines"]:
         rank = evaluate([Card.parse(c) for c in line["cards"]]).value
@@ -246,19 +247,19 @@ def test_each_line_is_paid_on_the_paytable_column_and_the_credited_win_is_their_
     if lines > 1:
         assert len({line["rank"] for line in view["lines"]}) > 1  # lines settle separately
     # A win waits for collect (or double-up): nothing is credited yet.
-    assert drawn["status"] == "open" and view["phase"] == "win-pending"
+    assert drawn.status == "open" and view["phase"] == "win-pending"
     assert app.session_balance(sid) == BUY_IN - stake_of(bet)
 
     collected = app.vp_act("collect", sid, ["collect"])
 
-    assert collected["status"] == "settled" and collected["payout"] == total
-    assert collected["outcome"] == "win"
-    assert app.session_balance(sid) == BUY_IN - stake_of(bet) + total == collected["balance"]
-    assert money_moves(store, dealt["code"]) == [
+    assert collected.status == "settled" and collected.payout == total
+    assert collected.outcome == "win"
+    assert app.session_balance(sid) == BUY_IN - stake_of(bet) + total == collected.balance
+    assert money_moves(store, dealt.code) == [
         ("stake-debited", stake_of(bet)),
         ("win-credited", total),
     ]
-    assert_round_checks(store, dealt["code"])
+    assert_round_checks(store, dealt.code)
 
 
 @pytest.mark.parametrize("bet", BETS_MULTI, ids=lambda b: "-".join(map(str, b)))
@@ -272,25 +273,25 @@ def test_a_multi_hand_win_is_settled_and_credited_by_the_draw_without_a_collect(
     sid = open_session(app)
     dealt = deal(app, sid, bet)
 
-    drawn = app.vp_act("draw", sid, ["draw", dealt["view"]["recommended"]])
+    drawn = app.vp_act("draw", sid, ["draw", dealt.view["recommended"]])
 
-    view = drawn["view"]
+    view = drawn.view
     assert len(view["lines"]) == lines
     for line in view["lines"]:
         rank = evaluate([Card.parse(c) for c in line["cards"]]).value
         assert line["win"] == PAYTABLE[rank][coins - 1] * coin_value
     total = sum(line["win"] for line in view["lines"])
     assert total > 0 and view["line_win"] == view["win"] == total
-    assert drawn["status"] == "settled" and view["phase"] == "settled"
-    assert drawn["payout"] == total and drawn["outcome"] == "win" and drawn["seed"]
-    assert app.session_balance(sid) == BUY_IN - stake_of(bet) + total == drawn["balance"]
+    assert drawn.status == "settled" and view["phase"] == "settled"
+    assert drawn.payout == total and drawn.outcome == "win" and drawn.seed
+    assert app.session_balance(sid) == BUY_IN - stake_of(bet) + total == drawn.balance
     assert app.open_round(sid) is None
-    assert acted(store, dealt["code"]) == [(["draw", dealt["view"]["recommended"]], False)]
-    assert money_moves(store, dealt["code"]) == [
+    assert acted(store, dealt.code) == [(["draw", dealt.view["recommended"]], False)]
+    assert money_moves(store, dealt.code) == [
         ("stake-debited", stake_of(bet)),
         ("win-credited", total),
     ]
-    assert_round_checks(store, dealt["code"])
+    assert_round_checks(store, dealt.code)
 
 
 def test_a_losing_draw_settles_at_once_and_credits_nothing(seeded: Seeded, store: Store) -> None:
@@ -302,12 +303,12 @@ def test_a_losing_draw_settles_at_once_and_credits_nothing(seeded: Seeded, store
 
     drawn = app.vp_act("draw", sid, ["draw", []])
 
-    assert drawn["status"] == "settled" and drawn["payout"] == 0 and drawn["outcome"] == "lose"
-    assert all(line["win"] == 0 for line in drawn["view"]["lines"])
+    assert drawn.status == "settled" and drawn.payout == 0 and drawn.outcome == "lose"
+    assert all(line["win"] == 0 for line in drawn.view["lines"])
     assert app.session_balance(sid) == BUY_IN - stake_of(bet)
-    assert money_moves(store, dealt["code"]) == [("stake-debited", stake_of(bet))]
+    assert money_moves(store, dealt.code) == [("stake-debited", stake_of(bet))]
     assert app.open_round(sid) is None
-    assert_round_checks(store, dealt["code"])
+    assert_round_checks(store, dealt.code)
 
 
 def test_the_four_line_game_proposes_holding_the_cards_that_already_win(
@@ -322,9 +323,9 @@ def test_the_four_line_game_proposes_holding_the_cards_that_already_win(
     assert one_high_pair_of(cards)
     ranks = [c.rank for c in cards]
     pair = [p for p in range(5) if ranks.count(ranks[p]) == 2]  # seed 000: hold the winners
-    [started] = [d for t, d in round_events(store, dealt["code"]) if t == STARTED]
+    [started] = [d for t, d in round_events(store, dealt.code) if t == STARTED]
     assert started["view"]["dealt"] == [str(c) for c in cards]
-    assert started["view"]["recommended"] == pair == dealt["view"]["recommended"]
+    assert started["view"]["recommended"] == pair == dealt.view["recommended"]
     assert started["view"]["holds"] is None
 
 
@@ -336,7 +337,7 @@ def test_the_four_line_game_proposes_no_hold_for_a_hand_that_pays_nothing(
 
     dealt = deal(app, sid, SMALL_4LINE)
 
-    [started] = [d for t, d in round_events(store, dealt["code"]) if t == STARTED]
+    [started] = [d for t, d in round_events(store, dealt.code) if t == STARTED]
     assert started["view"]["recommended"] == []
 
 
@@ -351,8 +352,8 @@ def test_the_multi_hand_game_records_its_recommended_holds_in_the_started_event(
     dealt = deal(app, sid, bet)
 
     best = optimal_hold(dealt_cards(seed), VARIANTS["jb-multi"].paytable, 5).hold
-    [started] = [d for t, d in round_events(store, dealt["code"]) if t == STARTED]
-    assert started["view"]["recommended"] == sorted(best) == dealt["view"]["recommended"]
+    [started] = [d for t, d in round_events(store, dealt.code) if t == STARTED]
+    assert started["view"]["recommended"] == sorted(best) == dealt.view["recommended"]
     assert started["view"]["dealt"] == [str(c) for c in dealt_cards(seed)]
 
 
@@ -368,7 +369,7 @@ def test_every_line_draws_from_its_own_deck_so_a_card_may_repeat_across_lines_bu
     drawn = app.vp_act("draw", sid, ["draw", [0]])  # the player's own hold
 
     cards = dealt_cards(seed)
-    shown = [[Card.parse(c) for c in line["cards"]] for line in drawn["view"]["lines"]]
+    shown = [[Card.parse(c) for c in line["cards"]] for line in drawn.view["lines"]]
     for i, line in enumerate(shown):
         assert len(set(line)) == 5, f"line {i} holds a card twice: {line}"
         assert line[0] == cards[0]  # the hold is common to every line
@@ -378,9 +379,9 @@ def test_every_line_draws_from_its_own_deck_so_a_card_may_repeat_across_lines_bu
     assert len(set(replaced)) == lines  # different decks, different draws
     on_lines = [sum(card in r for r in replaced) for card in {c for r in replaced for c in r}]
     assert max(on_lines) >= 2  # yet one card can land on several lines
-    if drawn["status"] == "open":
+    if drawn.status == "open":
         app.vp_act("collect", sid, ["collect"])
-    assert_round_checks(store, dealt["code"])
+    assert_round_checks(store, dealt.code)
 
 
 # -- double-up ----------------------------------------------------------------------------
@@ -394,29 +395,29 @@ def test_double_up_steps_keep_their_bet_type_and_only_the_final_amount_is_credit
     sid = open_session(app)
     dealt = deal(app, sid, SMALL_4LINE)
     after_stake = BUY_IN - stake_of(SMALL_4LINE)
-    won = app.vp_act("draw", sid, ["draw", dealt["view"]["recommended"]])
-    win = won["view"]["win"]
+    won = app.vp_act("draw", sid, ["draw", dealt.view["recommended"]])
+    win = won.view["win"]
     assert win > 0
 
     doubling = app.vp_act("double", sid, ["double"])
-    pending = doubling["view"]["double_up"][-1]
-    assert doubling["view"]["phase"] == "double-pick" and pending["cards"] == []
+    pending = doubling.view["double_up"][-1]
+    assert doubling.view["phase"] == "double-pick" and pending["cards"] == []
     assert pending["dealer_card"] == str(double_deck(seed, 0)[0])
     doubled = app.vp_act("pick-1", sid, ["pick", face_down_index(seed, 0, "higher")])
-    assert doubled["view"]["win"] == 2 * win and doubled["view"]["phase"] == "win-pending"
+    assert doubled.view["win"] == 2 * win and doubled.view["phase"] == "win-pending"
     app.vp_act("half-double", sid, ["half-double"])
     lost_half = app.vp_act("pick-2", sid, ["pick", face_down_index(seed, 1, "lower")])
 
     # Nothing reached the session during the steps; the settlement credits the banked half.
     for step in (won, doubling, doubled):
-        assert step["status"] == "open" and step["balance"] == after_stake
-    assert lost_half["status"] == "settled" and lost_half["payout"] == win
-    assert lost_half["balance"] == app.session_balance(sid) == after_stake + win
-    assert money_moves(store, dealt["code"]) == [
+        assert step.status == "open" and step.balance == after_stake
+    assert lost_half.status == "settled" and lost_half.payout == win
+    assert lost_half.balance == app.session_balance(sid) == after_stake + win
+    assert money_moves(store, dealt.code) == [
         ("stake-debited", stake_of(SMALL_4LINE)),
         ("win-credited", win),
     ]
-    steps = lost_half["view"]["double_up"]
+    steps = lost_half.view["double_up"]
     assert [
         (s["n"], s["bet_type"], s["win_before"], s["staked"], s["banked"], s["result"])
         for s in steps
@@ -425,9 +426,9 @@ def test_double_up_steps_keep_their_bet_type_and_only_the_final_amount_is_credit
     for n, s in enumerate(steps):
         deck = double_deck(seed, n)
         assert s["dealer_card"] == str(deck[0]) and s["cards"] == [str(c) for c in deck[1:5]]
-    [settled] = [d for t, d in round_events(store, dealt["code"]) if t == SETTLED]
+    [settled] = [d for t, d in round_events(store, dealt.code) if t == SETTLED]
     assert settled["view"]["double_up"] == steps and settled["payout"] == win
-    assert_round_checks(store, dealt["code"])
+    assert_round_checks(store, dealt.code)
 
 
 def test_a_lost_double_forfeits_the_whole_win_and_credits_nothing(
@@ -437,16 +438,16 @@ def test_a_lost_double_forfeits_the_whole_win_and_credits_nothing(
     app = seeded(seed)
     sid = open_session(app)
     dealt = deal(app, sid, SMALL_4LINE)
-    app.vp_act("draw", sid, ["draw", dealt["view"]["recommended"]])
+    app.vp_act("draw", sid, ["draw", dealt.view["recommended"]])
     app.vp_act("double", sid, ["double"])
 
     lost = app.vp_act("pick", sid, ["pick", face_down_index(seed, 0, "lower")])
 
-    assert lost["status"] == "settled" and lost["payout"] == 0 and lost["outcome"] == "lose"
-    assert lost["view"]["double_up"][0]["result"] == "lose"
+    assert lost.status == "settled" and lost.payout == 0 and lost.outcome == "lose"
+    assert lost.view["double_up"][0]["result"] == "lose"
     assert app.session_balance(sid) == BUY_IN - stake_of(SMALL_4LINE)
-    assert money_moves(store, dealt["code"]) == [("stake-debited", stake_of(SMALL_4LINE))]
-    assert_round_checks(store, dealt["code"])
+    assert money_moves(store, dealt.code) == [("stake-debited", stake_of(SMALL_4LINE))]
+    assert_round_checks(store, dealt.code)
 
 
 def test_a_won_half_double_credits_the_banked_half_plus_twice_the_staked_half(
@@ -456,25 +457,25 @@ def test_a_won_half_double_credits_the_banked_half_plus_twice_the_staked_half(
     app = seeded(seed)
     sid = open_session(app)
     dealt = deal(app, sid, SMALL_4LINE)
-    win = app.vp_act("draw", sid, ["draw", dealt["view"]["recommended"]])["view"]["win"]
+    win = app.vp_act("draw", sid, ["draw", dealt.view["recommended"]]).view["win"]
 
     halved = app.vp_act("half-double", sid, ["half-double"])
-    step = halved["view"]["double_up"][0]
+    step = halved.view["double_up"][0]
     # The staked half rounds down and the odd unit stays banked (engine: half_stake).
     assert (step["staked"], step["banked"]) == (win // 2, win - win // 2)
     picked = app.vp_act("pick", sid, ["pick", face_down_index(seed, 0, "higher")])
-    assert picked["view"]["phase"] == "win-pending" and picked["balance"] == halved["balance"]
+    assert picked.view["phase"] == "win-pending" and picked.balance == halved.balance
     collected = app.vp_act("collect", sid, ["collect"])
 
     expected = step["banked"] + 2 * step["staked"]
-    assert collected["payout"] == expected == collected["view"]["win"]
-    assert collected["view"]["double_up"][0]["amount_after"] == expected
-    assert money_moves(store, dealt["code"]) == [
+    assert collected.payout == expected == collected.view["win"]
+    assert collected.view["double_up"][0]["amount_after"] == expected
+    assert money_moves(store, dealt.code) == [
         ("stake-debited", stake_of(SMALL_4LINE)),
         ("win-credited", expected),
     ]
     assert app.session_balance(sid) == BUY_IN - stake_of(SMALL_4LINE) + expected
-    assert_round_checks(store, dealt["code"])
+    assert_round_checks(store, dealt.code)
 
 
 def test_a_double_up_push_keeps_the_win_and_the_player_decides_again(
@@ -484,17 +485,17 @@ def test_a_double_up_push_keeps_the_win_and_the_player_decides_again(
     app = seeded(seed)
     sid = open_session(app)
     dealt = deal(app, sid, SMALL_4LINE)
-    win = app.vp_act("draw", sid, ["draw", dealt["view"]["recommended"]])["view"]["win"]
+    win = app.vp_act("draw", sid, ["draw", dealt.view["recommended"]]).view["win"]
     app.vp_act("double", sid, ["double"])
 
     pushed = app.vp_act("pick", sid, ["pick", face_down_index(seed, 0, "equal")])
 
-    assert pushed["status"] == "open" and pushed["view"]["phase"] == "win-pending"
-    assert pushed["view"]["win"] == win and pushed["view"]["double_up"][0]["result"] == "push"
+    assert pushed.status == "open" and pushed.view["phase"] == "win-pending"
+    assert pushed.view["win"] == win and pushed.view["double_up"][0]["result"] == "push"
     collected = app.vp_act("collect", sid, ["collect"])
-    assert collected["payout"] == win
-    assert money_moves(store, dealt["code"])[-1] == ("win-credited", win)
-    assert_round_checks(store, dealt["code"])
+    assert collected.payout == win
+    assert money_moves(store, dealt.code)[-1] == ("win-credited", win)
+    assert_round_checks(store, dealt.code)
 
 
 # -- abandoned and interrupted rounds -----------------------------------------------------
@@ -508,24 +509,24 @@ def test_closing_a_session_draws_an_abandoned_deal_with_the_recommended_holds_an
     app = seeded(seed)
     sid = open_session(app)
     dealt = deal(app, sid, bet)
-    recommended = dealt["view"]["recommended"]
+    recommended = dealt.view["recommended"]
 
     closed = app.close_session("close", sid)
 
     # jb-4line's win waits for collect (double-up is on offer); jb-multi's draw settles it.
     collect = [(["collect"], True)] if bet[0] == "jb-4line" else []
-    assert acted(store, dealt["code"]) == [(["draw", recommended], True), *collect]
+    assert acted(store, dealt.code) == [(["draw", recommended], True), *collect]
     win = drawn_with_recommended(bet, seed).win
-    rnd = app.find_round(dealt["code"])
+    rnd = app.find_round(dealt.code)
     assert rnd.status == "settled" and rnd.payout == win > 0
     assert rnd.view["holds"] == recommended
-    assert closed["final_balance"] == BUY_IN - stake_of(bet) + win
-    assert app.account_balance("ann") == DEPOSIT - BUY_IN + closed["final_balance"]
-    assert money_moves(store, dealt["code"]) == [
+    assert closed.final_balance == BUY_IN - stake_of(bet) + win
+    assert app.account_balance("ann") == DEPOSIT - BUY_IN + closed.final_balance
+    assert money_moves(store, dealt.code) == [
         ("stake-debited", stake_of(bet)),
         ("win-credited", win),
     ]
-    assert_round_checks(store, dealt["code"])
+    assert_round_checks(store, dealt.code)
 
 
 def test_closing_a_session_during_a_double_up_pick_turns_the_first_card_and_collects(
@@ -535,21 +536,21 @@ def test_closing_a_session_during_a_double_up_pick_turns_the_first_card_and_coll
     app = seeded(seed)
     sid = open_session(app)
     dealt = deal(app, sid, SMALL_4LINE)
-    holds = dealt["view"]["recommended"]
-    win = app.vp_act("draw", sid, ["draw", holds])["view"]["win"]
+    holds = dealt.view["recommended"]
+    win = app.vp_act("draw", sid, ["draw", holds]).view["win"]
     app.vp_act("double", sid, ["double"])
 
     closed = app.close_session("close", sid)
 
-    assert acted(store, dealt["code"]) == [
+    assert acted(store, dealt.code) == [
         (["draw", holds], False),
         (["double"], False),
         (["pick", 0], True),
         (["collect"], True),
     ]
-    assert app.find_round(dealt["code"]).payout == 2 * win
-    assert closed["final_balance"] == BUY_IN - stake_of(SMALL_4LINE) + 2 * win
-    assert_round_checks(store, dealt["code"])
+    assert app.find_round(dealt.code).payout == 2 * win
+    assert closed.final_balance == BUY_IN - stake_of(SMALL_4LINE) + 2 * win
+    assert_round_checks(store, dealt.code)
 
 
 def test_an_interrupted_round_resumes_after_a_restart_with_the_same_cards(
@@ -563,29 +564,29 @@ def test_an_interrupted_round_resumes_after_a_restart_with_the_same_cards(
 
     second = store.open()
     rnd = second.open_round(sid)
-    assert rnd is not None and rnd.code == dealt["code"]
-    assert rnd.view == dealt["view"] and rnd.view["dealt"] == [str(c) for c in dealt_cards(seed)]
+    assert rnd is not None and rnd.code == dealt.code
+    assert rnd.view == dealt.view and rnd.view["dealt"] == [str(c) for c in dealt_cards(seed)]
     assert deal(second, sid, SMALL_4LINE) == dealt  # the retried deal: same answer, no new round
-    drawn = second.vp_act("draw", sid, ["draw", dealt["view"]["recommended"]])
+    drawn = second.vp_act("draw", sid, ["draw", dealt.view["recommended"]])
     doubling = second.vp_act("double", sid, ["double"])
     second.close()
 
     third = store.open()
     resumed = third.open_round(sid)
-    assert resumed is not None and resumed.view == doubling["view"]
+    assert resumed is not None and resumed.view == doubling.view
     done = third.vp_act("pick", sid, ["pick", face_down_index(seed, 0, "higher")])
     done = third.vp_act("collect", sid, ["collect"])
 
     cards = dealt_cards(seed)
-    held = dealt["view"]["recommended"]
-    for i, line in enumerate(done["view"]["lines"]):
+    held = dealt.view["recommended"]
+    for i, line in enumerate(done.view["lines"]):
         expected = list(cards)
         deck = iter(line_deck(seed, i, cards))
         for p in range(5):
             if p not in held:
                 expected[p] = next(deck)
         assert line["cards"] == [str(c) for c in expected]
-    assert done["view"]["lines"] == drawn["view"]["lines"]
-    assert done["payout"] == 2 * drawn["view"]["win"] and done["seed"] == seed.hex()
-    assert third.session_balance(sid) == BUY_IN - stake_of(SMALL_4LINE) + done["payout"]
-    assert_round_checks(store, dealt["code"])
+    assert done.view["lines"] == drawn.view["lines"]
+    assert done.payout == 2 * drawn.view["win"] and done.seed == seed.hex()
+    assert third.session_balance(sid) == BUY_IN - stake_of(SMALL_4LINE) + done.payout
+    assert_round_checks(store, dealt.code)

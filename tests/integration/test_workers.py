@@ -124,18 +124,18 @@ def test_a_history_read_by_one_process_shows_what_another_wrote_and_voided(pg: S
     sid = open_session(first, "ann")
     first.history.account_history("ann")  # a first read before the other process writes
     played = second.red_dog_bet("bet", sid, 100)
-    if played["status"] == "open":
+    if played.status == "open":
         played = second.red_dog_see("see", sid)
-    voided = second.void_round("void", played["code"], "display fault", "INC-1")
+    voided = second.void_round("void", played.code, "display fault", "INC-1")
     [row] = first.history.account_history("ann")
     assert (row["code"], row["status"], row["refunded"]) == (
-        played["code"],
+        played.code,
         "voided",
-        voided["refunded"],
+        voided.refunded,
     )
-    assert [g["code"] for g in first.history.last_games(sid)] == [played["code"]]
+    assert [g["code"] for g in first.history.last_games(sid)] == [played.code]
     dealt = first.vp_deal("deal", sid, "jb-4line", 10, 1, 4)
-    assert [g["code"] for g in second.history.last_games(sid)] == [dealt["code"], played["code"]]
+    assert [g["code"] for g in second.history.last_games(sid)] == [dealt.code, played.code]
 
 
 # -- two workers under an HTTP load --------------------------------------------------------

@@ -99,7 +99,7 @@ class World:
 
     def new_session(self) -> None:
         self.casino.deposit(self.rid(), PLAYER, 1_000_000)
-        self.sid = self.casino.open_session(self.rid(), PLAYER, 500_000)["session_id"]
+        self.sid = self.casino.open_session(self.rid(), PLAYER, 500_000).session_id
         self.token = self.app.state.credentials.session_token(self.sid)
 
     def ready_for(self, path: str) -> None:
@@ -189,12 +189,12 @@ class World:
             else:
                 r = self.casino.vp_deal(self.rid(), self.sid, "jb-4line", 10, 1, 4)
                 if "dealt" not in phases:
-                    holds = r["view"]["recommended"]
+                    holds = r.view["recommended"]
                     r = self.casino.vp_act(self.rid(), self.sid, ["draw", holds])
-                if r["status"] == "open" and "double-pick" in phases:
+                if r.status == "open" and "double-pick" in phases:
                     r = self.casino.vp_act(self.rid(), self.sid, ["double"])
-            self.codes.append(r["code"])
-            if r["status"] == "open" and r["view"]["phase"] in phases:
+            self.codes.append(r.code)
+            if r.status == "open" and r.view["phase"] in phases:
                 return
             self._finish_open_round()
         raise AssertionError(f"could not reach {game} {phases} in 60 rounds")

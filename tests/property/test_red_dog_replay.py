@@ -26,6 +26,7 @@ from ledger import envelope
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.keys import Keyring
+from ledger.results import RoundPlayed
 from ledger.rounds import commitment, round_id_for
 from ledger.settings import Settings
 from tests.conftest import Store
@@ -46,15 +47,15 @@ Plan = tuple[int, str, int, bytes]  # bet, choice, raise as a percentage of the 
 
 def play_round(
     app: Casino, sid: str, i: int, bet: int, choice: str, percent: int
-) -> tuple[dict[str, Any], list[list[Any]]]:
+) -> tuple[RoundPlayed, list[list[Any]]]:
     """One round as a player (and, for voids, the operator) might play it: the final
     result and the decisions taken."""
     result = app.red_dog_bet(f"bet-{i}", sid, bet)
     decisions: list[list[Any]] = []
-    if result["status"] == "open":
+    if result.status == "open":
         if choice == "void-open":
-            return app.void_round(f"void-{i}", result["code"], "malfunction", f"INC-{i}"), []
-        most = result["view"]["max_raise"]
+            return app.void_round(f"void-{i}", result.code, "malfunction", f"INC-{i}"), []
+        most = result.view["max_raise"]
         if choice == "raise" and most:
             amount = max(1, most * percent // 100)
             result = app.red_dog_raise(f"raise-{i}", sid, amount)
@@ -65,9 +66,9 @@ def play_round(
         else:
             result = app.red_dog_see(f"see-{i}", sid)
             decisions.append(["see"])
-    assert result["status"] == "settled"
+    assert result.status == "settled"
     if choice == "void-settled":
-        return app.void_round(f"void-{i}", result["code"], "malfunction", f"INC-{i}"), decisions
+        return app.void_round(f"void-{i}", result.code, "malfunction", f"INC-{i}"), decisions
     return result, decisions
 
 
@@ -86,7 +87,7 @@ def test_every_round_re_derives_from_its_revealed_seed(rounds: list[Plan]) -> No
         try:
             app.open_account("open", "ann", "EUR")
             app.deposit("deposit", "ann", BUY_IN)
-            sid = str(app.open_session("buy-in", "ann", BUY_IN)["session_id"])
+            sid = str(app.open_session("buy-in", "ann", BUY_IN).session_id)
             played = [play_round(app, sid, i, *plan[:3]) for i, plan in enumerate(rounds)]
             balance = app.session_balance(sid)
         finally:
@@ -95,18 +96,18 @@ def test_every_round_re_derives_from_its_revealed_seed(rounds: list[Plan]) -> No
 
         net = 0
         for (bet, *_, dealt), (result, decisions) in zip(rounds, played, strict=True):
-            report = check_round(db, result["code"])
-            assert report.ok, (result["code"], report.problems)
-            assert report.status == result["status"] in ("settled", "voided")
-            seed = bytes.fromhex(result["seed"])
-            assert seed == dealt and commitment(seed) == result["commitment"]
+            report = check_round(db, result.code)
+            assert report.ok, (result.code, report.problems)
+            assert report.status == result.status in ("settled", "voided")
+            seed = bytes.fromhex(result.seed)
+            assert seed == dealt and commitment(seed) == result.commitment
             replayed = rd.replay(RULES, bet, decisions, seed)
             cards = [str(c) for c in replayed.cards]
             assert cards == [str(c) for c in rd.shuffled_deck(seed)[: len(cards)]]
-            assert cards == result["view"]["cards"]
-            if result["status"] == "settled":
-                assert (replayed.payout, replayed.staked) == (result["payout"], result["staked"])
-                assert replayed.outcome is not None and replayed.outcome.value == result["outcome"]
+            assert cards == result.view["cards"]
+            if result.status == "settled":
+                assert (replayed.payout, replayed.staked) == (result.payout, result.staked)
+                assert replayed.outcome is not None and replayed.outcome.value == result.outcome
                 net += replayed.payout - replayed.staked  # a void nets zero: full refund
         assert balance == BUY_IN + net
         books = verify(read_rows(db), keyring.public_keys, jobs=1)
@@ -120,20 +121,20 @@ def test_a_payout_re_signed_with_the_real_key_passes_the_signatures_but_not_the_
     app = store.open()
     app.open_account("open", "ann", "EUR")
     app.deposit("deposit", "ann", BUY_IN)
-    sid = str(app.open_session("buy-in", "ann", BUY_IN)["session_id"])
+    sid = str(app.open_session("buy-in", "ann", BUY_IN).session_id)
     for i in range(100):  # until the two cards show a spread: a round won or lost on the third
         result = app.red_dog_bet(f"bet-{i}", sid, 500)
-        if result["status"] == "open":
+        if result.status == "open":
             result = app.red_dog_see(f"see-{i}", sid)
             break
-    assert result["outcome"] in ("win", "lose")
-    assert check_round(store.db, result["code"]).ok
+    assert result.outcome in ("win", "lose")
+    assert check_round(store.db, result.code).ok
 
-    rid = str(round_id_for(result["code"]))
+    rid = str(round_id_for(result.code))
     row = next(r for r in read_rows(store.db) if r.originator_id == rid and r.topic == SETTLED)
     env = envelope.decode(row.state)
     doc = json.loads(env.payload)
-    doc["payout"] = result["payout"] + 5_000
+    doc["payout"] = result.payout + 5_000
     state, _ = envelope.seal(
         store.keyring.signing_key,
         store.keyring.signing_kid,
@@ -157,6 +158,6 @@ def test_a_payout_re_signed_with_the_real_key_passes_the_signatures_but_not_the_
     signed = verify(read_rows(store.db), store.keyring.public_keys, jobs=1)
     assert signed.checkpoints == 0  # nothing sealed yet, so only signatures and chains apply
     assert signed.ok, signed.findings
-    report = check_round(store.db, result["code"])
+    report = check_round(store.db, result.code)
     assert not report.ok
     assert any("payout" in p for p in report.problems), report.problems
