@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from contextvars import ContextVar
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 from uuid import UUID
@@ -12,9 +13,25 @@ import iso4217
 
 from ledger.errors import InvalidAmount, InvalidRequest
 
-CURRENT_REQUEST: ContextVar[list[Any] | None] = ContextVar("croupier_request", default=None)
-"""The request a command runs for ([record id, body digest, movements so far]), set by
-``ledger.requests.for_request``: every movement names it, so verify can cross-check it."""
+
+@dataclass
+class MovementRequest:
+    """The request a command runs for: its record id and body digest, and how many
+    movements the command has made so far (each names the request with its number)."""
+
+    id: str
+    digest: str
+    made: int = 0
+
+    def name_next(self) -> dict[str, Any]:
+        """The next movement's ``request``: the record id, the digest and its number."""
+        self.made += 1
+        return {"id": self.id, "digest": self.digest, "seq": self.made}
+
+
+CURRENT_REQUEST: ContextVar[MovementRequest | None] = ContextVar("croupier_request", default=None)
+"""The request the running command is for, set by ``ledger.requests.for_request`` around
+its handler: every movement names it, so verify can cross-check it."""
 
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 
@@ -82,6 +99,5 @@ def movement(source: str, destination: str, amount: int, currency: str) -> dict[
     }
     request = CURRENT_REQUEST.get()
     if request is not None:
-        request[2] += 1
-        mv["request"] = {"id": request[0], "digest": request[1], "seq": request[2]}
+        mv["request"] = request.name_next()
     return mv

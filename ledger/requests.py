@@ -18,7 +18,7 @@ from eventsourcing.domain import Aggregate, event
 from ledger import contracts
 from ledger.accounts import NAMESPACE
 from ledger.errors import InvalidRequest
-from ledger.money import CURRENT_REQUEST
+from ledger.money import CURRENT_REQUEST, MovementRequest
 from ledger.results import Wire
 
 MAX_REQUEST_ID = 200
@@ -34,7 +34,7 @@ def for_request(rid: UUID, digest: str, action: Callable[[], T]) -> Callable[[],
     """``action`` run with its request named in every movement it makes."""
 
     def bound() -> T:
-        token = CURRENT_REQUEST.set([str(rid), digest, 0])
+        token = CURRENT_REQUEST.set(MovementRequest(str(rid), digest))
         try:
             return action()
         finally:
