@@ -299,8 +299,11 @@ class GuardedWebSocket(WebSocketsSansIOProtocol):
         super().connection_lost(exc)
 
 
-SOCKET_LOG = logging.getLogger("croupier.socket.protocol")
-SOCKET_LOG.setLevel(logging.WARNING)
+SOCKET_LOG = logging.Logger("croupier.socket.protocol", logging.WARNING)
+"""Warnings and errors only. Not from ``logging.getLogger``: the logging configuration
+(api/logs.py, applied by uvicorn in each worker) resets every registered child of
+``croupier`` to its parent's level, which would log a line per socket again."""
+SOCKET_LOG.parent = logging.getLogger("croupier")
 
 
 def _peek(transport: asyncio.BaseTransport) -> bytes:
