@@ -291,6 +291,7 @@ class GuardedWebSocket(WebSocketsSansIOProtocol):
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
         self.logger = SOCKET_LOG
+        self.conn.logger = SOCKET_LOG  # websockets' own "connection open" / "closed" lines
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self.admitted_address is not None and GuardedProtocol.admission is not None:
