@@ -139,12 +139,21 @@ class CommitFold:
         docs: dict[int, dict[str, Any] | None] = {}
         plan: list[tuple[Projection, int, list[Event]]] = []
         for p, position in at.items():
-            if position not in gaps:
-                gaps[position] = self._gap(c, view, position, head)
-            gap = gaps[position]
-            if gap is None:
-                continue  # too far behind (or ahead: a view reset under it): the runner's
-            events = p.wanted(gap) + p.wanted(own, opened=lambda n: _payload(n, docs))
+            try:
+                if position not in gaps:
+                    gaps[position] = self._gap(c, view, position, head)
+                gap = gaps[position]
+                if gap is None:
+                    continue  # too far behind (or ahead: a view reset under it): the runner's
+                events = p.wanted(gap) + p.wanted(own, opened=lambda n: _payload(n, docs))
+            except Exception as e:
+                # A row before this commit the read side cannot read (a tampered row the
+                # sealer is refusing, say) must not refuse the command: the runner, which
+                # reports it, takes the views from here.
+                gaps[position] = None
+                self.failures += 1
+                log.warning("read side: events before a commit not read: %r", e)
+                continue
             plan.append((p, position, events))
         if not plan:
             return

@@ -11,7 +11,7 @@ from eventsourcing.persistence import OperationalError
 from psycopg_pool import PoolTimeout, TooManyRequests
 
 from ledger.settings import Settings
-from ledger.store import AppendOnlyPostgresRecorder, once_more
+from ledger.store import AppendOnlyPostgresRecorder, observed, once_more
 
 
 class Flaky:
@@ -57,6 +57,9 @@ def test_no_connection_at_all_is_reported_at_once(cause: BaseException) -> None:
 def test_the_library_retries_are_gone_from_every_recorder_call() -> None:
     for name in ("insert_events", "select_events", "select_notifications", "any_newer"):
         method: Any = getattr(AppendOnlyPostgresRecorder, name)
+        if name == "insert_events":  # the read side's observer wraps the retried insert
+            assert method.__code__ is observed(lambda self: None).__code__
+            method = method.__wrapped__
         assert method.__code__ is once_more(lambda self: None).__code__, name
 
 
