@@ -46,6 +46,8 @@ def token_cell(token: str) -> str | None:
 
 def for_cell(credentials: Credentials, cell: str) -> CellCredentials:
     secret = hmac.new(credentials.secret, _LABEL + cell.encode(), hashlib.sha256).digest()
-    fields = {f.name: getattr(credentials, f.name) for f in dataclasses.fields(Credentials)}
+    fields = {
+        f.name: getattr(credentials, f.name) for f in dataclasses.fields(Credentials) if f.init
+    }  # not the verified-token cache: each cell keeps its own
     fields["secret"] = secret
     return CellCredentials(**fields, cell=cell)
