@@ -243,8 +243,8 @@ class Books(RuleBasedStateMachine):
         result = self.run(refusal, "open_session", self.request_id(), player, buy_in)
         if result is not None:
             self.accounts[player] -= buy_in
-            self.sessions[result["session_id"]] = ModelSession(player, buy_in)
-            assert result["account_balance"] == self.accounts[player]
+            self.sessions[result.session_id] = ModelSession(player, buy_in)
+            assert result.account_balance == self.accounts[player]
 
     def session_refusal(self, sid: str, amount: Any) -> type[LedgerError] | None:
         if not valid_amount(amount):
@@ -306,10 +306,10 @@ class Books(RuleBasedStateMachine):
         result = self.run(refusal, "close_session", self.request_id(), sid)
         if result is not None:
             session = self.sessions[sid]
-            assert result["final_balance"] == session.balance
+            assert result.final_balance == session.balance
             self.accounts[session.player] += session.balance
             session.balance, session.closed = 0, True
-            assert result["account_balance"] == self.accounts[session.player]
+            assert result.account_balance == self.accounts[session.player]
 
     # -- retries and restarts ---------------------------------------------------------
 
