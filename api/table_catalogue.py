@@ -1,16 +1,23 @@
 """The live tables in the catalogue (``GET /v1/tables`` and ``/v1/games``): each table's
 limits per bet type, windows, paytables, the certified RTP of what it plays (the main game
 under its ten-up reading, every side bet, insurance, always cashing out) and its cash-out
-offer table. The figures are the shipped certified ones (no maths at request time)."""
+offer table. The figures are the shipped certified ones (no maths at request time).
+
+In ``croupier serve --cells`` each cell's API lists every cell's tables: the router sets
+``state.cells`` on each cell's application (:class:`Placement`, the open cells), and a
+table's row is read from the cell its id is placed in (:mod:`cells.router`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from games.blackjack import PAYTABLES
 from games.blackjack.cashout import cashout_table
 from games.blackjack.certified import certified_rows
 from games.percent import as_percent
+from ledger.casino import Casino
+from ledger.tables import views
 from ledger.tables.aggregates import Table, TableRound
 from ledger.tables.config import TableConfig
 
@@ -87,3 +94,39 @@ def table_row(t: Table, current: TableRound | None) -> dict[str, Any]:
         "round": None if current is None else current.code,
         "phase": None if current is None else current.phase,
     }
+
+
+class Placement(Protocol):
+    """The cells of a deployment as the catalogue needs them (``cells.deployment.Cells``)."""
+
+    @property
+    def apps(self) -> Mapping[str, Casino]: ...
+
+    def app_for(self, key: str) -> Casino: ...
+
+
+def _placement(state: Any) -> Placement | None:
+    placement: Placement | None = getattr(state, "cells", None)
+    return placement
+
+
+def rows(state: Any, app: Casino) -> list[dict[str, Any]]:
+    """Every table's row: this store's, in the order they were created; in cells, every
+    cell's, ordered by table id (so no order tells a table's cell)."""
+    placement = _placement(state)
+    if placement is None:
+        return [table_row(t, views.current_round(app, t)) for t in views.tables(app)]
+    out = [
+        table_row(t, views.current_round(store, t))
+        for store in placement.apps.values()
+        for t in views.tables(store)
+    ]
+    return sorted(out, key=lambda row: str(row["table"]))
+
+
+def row(state: Any, app: Casino, table: str) -> dict[str, Any]:
+    """One table's row, read from the cell the table is placed in (in cells)."""
+    placement = _placement(state)
+    store = app if placement is None else placement.app_for(table)
+    t = views.table(store, table)
+    return table_row(t, views.current_round(store, t))

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from games.blackjack import Phase
 from ledger.casino import Casino
 from ledger.errors import AccountNotFound
 from ledger.tables import commands as tc
@@ -132,11 +133,11 @@ def _one_round(
         else:
             sleep(0.05)
     for i, (name, sid) in enumerate(sessions.items()):
-        placed = _bet(
-            app, runner, f"{tag}-{name}-r{n}-bet", tc.PlaceBet(sid, DEMO_TABLE, "main", 200)
-        )
+        bet = tc.PlaceBet(sid, DEMO_TABLE, "main", 200)
+        placed = _bet(app, runner, f"{tag}-{name}-r{n}-bet", bet, code)
         if placed is None:
             continue  # the window closed under load: this player sits this round out
+        # a replayed demo (same tag) is answered the round its bets were recorded in
         code = placed.code or code
         if i == 0:
             with contextlib.suppress(BettingClosed):  # side bets are a bonus
@@ -162,12 +163,23 @@ def _one_round(
     return str(code)
 
 
-def _bet(app: Casino, runner: TableRunner, request: str, cmd: tc.PlaceBet) -> tc.SeatChanged | None:
-    """Place the main bet. On a loaded machine the 1.5 s window can close before it lands
-    (``betting-closed``): the runner then either leaves the round waiting for a first bet
-    (nobody's had landed: the bet is placed again, and starts the timer) or deals without
-    this player (None)."""
+def _bet(
+    app: Casino, runner: TableRunner, request: str, cmd: tc.PlaceBet, code: str
+) -> tc.SeatChanged | None:
+    """Place the main bet in round ``code``, or None: this player sits the round out. On a
+    loaded machine the 1.5 s window can close before it lands (``betting-closed``): the
+    runner then either leaves the round waiting for a first bet (nobody's had landed: the
+    bet is placed again, and starts the timer) or deals without this player.
+
+    A bet names no round: it lands in the table's current one. So it is sent only while
+    round ``code`` takes bets: the runner's tick after a refused bet may have dealt it,
+    played it out and opened the next round (a shared hand with no choice in it, a
+    blackjack, settles at the deal), and a bet sent then (placed again, or the next
+    player's) landed in that next round; the demo followed it there and reported that
+    round as this one (the others' round in no report)."""
     for _ in range(3):
+        if queries.find_round(app, code).phase is not Phase.BETTING:
+            return None  # dealt without this player (and maybe played out already)
         try:
             return app.command(request, cmd)
         except BettingClosed:

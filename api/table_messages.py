@@ -67,6 +67,7 @@ SEAT_TYPES = {
 MONEY_KINDS = {
     contracts.SESSION_STAKE_DEBITED: "stake",
     contracts.SESSION_WIN_CREDITED: "win",
+    contracts.SESSION_ROUND_SETTLED: "win",
     contracts.SESSION_REFUNDED: "refund",
     contracts.SESSION_WIN_REVERSED: "reversal",
 }

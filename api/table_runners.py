@@ -6,7 +6,9 @@ Infinite Blackjack table, :data:`DEFAULT_TABLE` in EUR with the default configur
 so the README's main job serves a playable table.
 
 Several processes may run the runners of one table (PostgreSQL): the runner's fence makes
-each action happen once (:mod:`ledger.tables.runner`).
+each action happen once (:mod:`ledger.tables.runner`). ``croupier serve --cells`` runs one
+:class:`TableRunners` per cell, each on its own cell's store (:mod:`cells.router`); the
+default table is created in the cell its id is placed in.
 """
 
 from __future__ import annotations
@@ -110,17 +112,25 @@ class TableRunners:
                 self._last_error.pop(name, None)
         return done
 
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="croupier-tables", daemon=True)
+    def start(self, name: str = "croupier-tables") -> None:
+        """Tick in a background thread (``name``: one per cell in ``serve --cells``)."""
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
             try:
                 self.tick()
-            except Exception:  # discovery itself failed (the store): log, keep going
+            except Exception as e:  # discovery itself failed (the store): log, keep going
                 self.failures += 1
-                log.exception("table runners: looking for tables failed")
+                # once per distinct error: a store that is down (a cell's, in serve --cells)
+                # fails every tick until it is back
+                text = f"{type(e).__name__}: {e}"
+                if self._last_error.get("") != text:
+                    log.exception("table runners: looking for tables failed")
+                    self._last_error[""] = text
+            else:
+                self._last_error.pop("", None)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop after the current tick (its commands complete) and wait for it."""

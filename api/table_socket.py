@@ -11,7 +11,9 @@ docs/guides/table-websocket.md.
   REST answer (401, 403, 404, 422, 429 with its JSON body), never an accepted socket.
 - **Commands** (:class:`ClientCommand`) run the same ledger commands as the REST routes
   (:func:`ledger_command`) for the token's own session only (a command names no session),
-  with the closed-session check of the REST game actions. Each carries ``id``, its
+  with the closed-session check of the REST game actions, through the table's intake
+  (:mod:`api.table_intake`): the commands of every player at the table that arrive
+  together are applied in one batch, one transaction. Each carries ``id``, its
   idempotency key (the REST ``Idempotency-Key``): the same id again gets the first answer
   and changes nothing (also after a reconnect or a restart: the ledger's request record);
   the same id with another body gets ``idempotency-conflict``.
@@ -47,7 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 from uvicorn.protocols.utils import ClientDisconnected
 
-from api import auth
+from api import auth, table_intake
 from api import tables as rest
 from api.errors import ApiError, game_status, ledger_status
 from api.limits import Buckets
@@ -340,13 +342,10 @@ class Player:
             return answer
         cmd = ledger_command(msg, self.viewer.key, self.feed.table)
         try:
-            result = await to_thread.run_sync(self._run, msg.id, cmd)
+            result = await table_intake.run(self.ws.app.state, self.app, msg.id, cmd, self.check)
         except Exception as e:  # every failure is a typed answer; the socket goes on
             return refusal(msg.id, e)
-        return Answer(ref=msg.id, result=result)
-
-    def _run(self, request_id: str, cmd: tc.TableCommand[Any]) -> SeatChanged:
-        return rest.seat_changed(cmd.table, self.app.command(request_id, cmd, self.check))
+        return Answer(ref=msg.id, result=rest.seat_changed(cmd.table, result))
 
 
 def _next(pages: Any) -> list[Encoded] | None:

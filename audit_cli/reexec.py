@@ -40,6 +40,7 @@ STAKE, WIN, REFUND, REVERSAL = "stake", "win", "refund", "reversal"
 MONEY_TOPICS = {
     contracts.SESSION_STAKE_DEBITED: STAKE,
     contracts.SESSION_WIN_CREDITED: WIN,
+    contracts.SESSION_ROUND_SETTLED: WIN,
     contracts.SESSION_REFUNDED: REFUND,
     contracts.SESSION_WIN_REVERSED: REVERSAL,
     contracts.ACCOUNT_ROUND_REFUNDED: REFUND,

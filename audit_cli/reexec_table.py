@@ -38,7 +38,8 @@ class SeatExpect(NamedTuple):
     seat_id: str
     session: str
     status: str
-    """``settled``, ``voided``, ``cancelled`` (its bets given back) or ``open``."""
+    """``settled``, ``voided``, ``cancelled`` (its bets given back), ``no-bet`` (every chip
+    taken back: not part of the round) or ``open``."""
     staked: int
     returned: int
     row: int
@@ -338,14 +339,19 @@ class Tables:
 
 
 def _status(events: list[tuple[str, dict[str, Any]]]) -> str:
-    status = "open"
+    """The seat's status as the ledger's seat has it (``ledger.tables.aggregates``)."""
+    status, chips = "open", 0
     for step, _ in events:
         if step in ("settled", "voided"):
             status = step
         elif step == "bets-cancelled":
-            status = "cancelled"
+            status, chips = "cancelled", 0
         elif step == "bet-placed":
-            status = "open"
+            status, chips = "open", chips + 1
+        elif step == "bet-undone" and chips:
+            chips -= 1
+            if not chips:  # every chip taken back: no bet, not part of the round
+                status = "no-bet"
     return status
 
 

@@ -51,6 +51,7 @@ BLACKJACK = (account_rows.GAME, account_rows.VARIANT)
 MONEY_KINDS = {
     contracts.SESSION_STAKE_DEBITED: "stakes",
     contracts.SESSION_WIN_CREDITED: "wins",
+    contracts.SESSION_ROUND_SETTLED: "wins",
     contracts.SESSION_REFUNDED: "refunds",
     contracts.SESSION_WIN_REVERSED: "reversed",
 }

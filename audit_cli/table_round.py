@@ -408,9 +408,12 @@ def _seat_view(
         if step == "bet-placed":
             chips.append([doc["bet"], doc["amount"], doc.get("via")])
             view["staked"] += int(doc["amount"])
+            view["status"] = "open"  # as the ledger's seat: a chip (again) opens it
         elif step == "bet-undone" and chips:
             chips.pop()
             view["staked"] -= int(doc["amount"])
+            if not chips:  # every chip taken back: no bet, not part of the round
+                view["status"] = "no-bet"
         elif step == "bets-cancelled":
             view["status"] = "cancelled"
             view["staked"] -= int(doc["refunded"])

@@ -5,10 +5,18 @@ connection, issue 28) or with its own Server-Sent Events stream and REST command
 SSE + REST figures are the baseline the WebSocket's are compared with).
 
 ``croupier serve`` runs in its own process on a fresh PostgreSQL schema; this process is
-the load generator (httpx async, one client and one stream per player). Per M it plays
+the load generator (httpx async, one client and one stream per player), or, with
+``--procs K``, K processes of its own, each with every K-th player: a thousand httpx
+clients in one event loop are late to read their answers and messages when a step's
+burst arrives (``client_lag_p99_ms``, below), and the latencies measured are then the
+load generator's, not the server's. Per M it plays
 ``--rounds`` rounds: at each ``round-opened`` every player places a main bet; at each
 ``options`` message it decides at once (hit below 12, else stand; no insurance), so
-every step closes as soon as all have decided. Measured:
+every step closes as soon as all have decided; with ``--spread``, each decision waits a
+random time in the first half of its window first (the load issue 28 describes;
+without it every player's decision arrives in the same instant, and the p99 is the
+time to drain that burst). Only a main bet is placed (the issue's load adds a side bet
+a player). Measured:
 
 - bets accepted per second in the betting window (first bet sent to last answered);
 - fan-out latency: for every ``bets-closed`` and ``step-closed`` message, the time from
@@ -26,10 +34,28 @@ p99 <= 200 ms, nothing lost. The machine also runs PostgreSQL and other work: re
 give the spread with the load average (printed).
 
     PYTHONPATH=. python bench/bench_table_http.py --players 100 500 1000 [--runs 2] [--rounds 2]
-        [--mode ws sse]
+        [--mode ws sse] [--spread] [--procs K] [--profile DIR] [--server-tree PATH]
+        [--label TEXT]
 
 One JSON line per run and mode (bench/record.py: bench/results/bench_table_http.jsonl),
-with ``players``, ``bets_refused``, ``decision_p99_ms``, ``fanout_p99_ms`` and ``lost``.
+with ``players``, ``bets_refused``, ``decision_p99_ms``, ``fanout_p99_ms`` and ``lost``,
+and the CPU the play cost (from the players' start to the last round settled):
+``server_cpu_s`` (the serve process, every thread, from /proc) and ``pg_cpu_s`` (the
+PostgreSQL backends of the bench's own database: give ``CROUPIER_TEST_POSTGRES_URL`` a
+database of the bench's own, as other work on the cluster would be counted in ``test``),
+and both per seat per round (``*_ms_per_seat_round``: CPU / (players x rounds)); the
+load generator's own: ``client_cpu_s`` (every process of it), ``client_cpu_share`` (its
+busiest process's CPU over the play's wall time, an average over the play, idle windows
+included) and ``client_lag_p50_ms`` / ``client_lag_p99_ms`` (how late each process's
+event loop wakes from a 50 ms sleep, all the play: a late loop reads every answer late).
+
+``--profile DIR`` (with one load generator process: it follows the phases) samples the
+server with py-spy (``record --format raw --gil``, 200 Hz,
+non-blocking: only the thread holding the GIL, so a thread waiting for PostgreSQL or a
+lock counts nothing) in two phases of the first round, one folded-stack file each
+(``bench/table_budget.py`` turns it into the per-command budget of
+docs/performance/table-command-budget.md); ``--server-tree PATH`` runs another
+checkout's server (say, the commit before a change) under this load generator.
 """
 
 from __future__ import annotations
@@ -37,12 +63,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
+import random
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +92,9 @@ Client = TableClient | SocketClient
 
 PG = os.environ.get("CROUPIER_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 TABLE = "bench"
+CONNECTING = 200
+INSURANCE_MS = 10_000
+STEP_MS = 20_000
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -69,12 +104,115 @@ def pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, int(p / 100 * len(xs)))]
 
 
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_of(pid: int) -> float:
+    """CPU seconds (user + system, every thread) of a live process; 0 if it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+class Meter:
+    """The CPU of the server and of its database's backends over the measured span
+    (:meth:`start` to :meth:`stop`), and, with a profile path, py-spy's folded stacks of
+    two phases of the first round: ``bets`` (the players' start to the last bet
+    answered) and ``decisions`` (the first ``bets-closed`` received to the first
+    ``dealer-played``), each with the server's CPU and the commands answered in it."""
+
+    def __init__(self, server: int, db: str, profile: Path | None) -> None:
+        self.server, self.db, self.profile = server, db, profile
+        self.spy: subprocess.Popen[bytes] | None = None
+        self.lock = threading.Lock()
+        """Every client sees the phase's last message: one of them ends it."""
+        self.phase: str | None = None
+        self.phase_cpu = 0.0
+        self.phases: dict[str, float] = {}
+        self.cpu0 = 0.0
+        self.pg0: dict[int, float] = {}
+
+    def backends(self) -> dict[int, float]:
+        with psycopg.connect(self.db.split("?")[0], autocommit=True) as conn:
+            rows = conn.execute(
+                "SELECT pid FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ).fetchall()
+        return {pid: cpu_of(pid) for (pid,) in rows}
+
+    def start(self) -> None:
+        self.begin("bets")
+        time.sleep(1)  # py-spy attached before the first bet
+        self.cpu0 = cpu_of(self.server)
+        self.pg0 = self.backends()
+
+    def begin(self, phase: str) -> None:
+        """Profile ``phase`` (once; nothing without a profile path)."""
+        with self.lock:
+            if self.profile is None or phase in self.phases or self.phase is not None:
+                return
+            self._begin(phase)
+
+    def _begin(self, phase: str) -> None:
+        assert self.profile is not None
+        self.profile.parent.mkdir(parents=True, exist_ok=True)
+        out = self.profile.with_name(f"{self.profile.stem}-{phase}.txt")
+        spy = Path(sys.executable).parent / "py-spy"
+        cmd = [str(spy) if spy.exists() else "py-spy", "record", "--pid", str(self.server)]
+        cmd += ["--format", "raw", "--rate", "200", "--gil", "--nonblocking", "-o", str(out)]
+        self.spy = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.phase, self.phase_cpu = phase, cpu_of(self.server)
+
+    def end(self, phase: str) -> None:
+        """Stop profiling ``phase`` if it is the one running (py-spy writes its file on
+        SIGINT; waited for here, so call it from a thread, not the event loop)."""
+        with self.lock:
+            if self.phase != phase or self.spy is None:
+                return
+            self._end(phase)
+
+    def _end(self, phase: str) -> None:
+        assert self.spy is not None
+        self.phases[phase] = cpu_of(self.server) - self.phase_cpu
+        self.spy.send_signal(signal.SIGINT)
+        self._wait()
+        self.phase = None
+
+    def _wait(self) -> None:
+        assert self.spy is not None
+        spy, self.spy = self.spy, None
+        _, err = spy.communicate(timeout=120)
+        if spy.returncode:
+            print(f"py-spy: {err.decode()[-2000:]}", file=sys.stderr)
+
+    def stop(self) -> dict[str, float]:
+        server = cpu_of(self.server) - self.cpu0
+        pg = sum(cpu - self.pg0.get(pid, 0.0) for pid, cpu in self.backends().items())
+        if self.phase is not None:
+            self.end(self.phase)
+        out = {"server_cpu_s": server, "pg_cpu_s": pg}
+        for phase, cpu in self.phases.items():
+            out[f"profile_{phase}_cpu_s"] = cpu
+        return out
+
+
 async def setup(base: str, op_headers: dict[str, str], m: int) -> list[tuple[str, str]]:
     sem = asyncio.Semaphore(40)
     async with httpx.AsyncClient(base_url=base, headers=op_headers, timeout=120) as op:
 
         async def post(url: str, body: dict[str, Any]) -> dict[str, Any]:
-            r = await op.post(url, json=body, headers={"Idempotency-Key": uuid.uuid4().hex})
+            key = uuid.uuid4().hex  # a retry after a dropped connection is the same request
+            for attempt in range(5):
+                try:
+                    r = await op.post(url, json=body, headers={"Idempotency-Key": key})
+                    break
+                except httpx.TransportError:
+                    if attempt == 4:
+                        raise
+                    await asyncio.sleep(1)
             assert r.status_code in (200, 201), (url, r.text)
             out: dict[str, Any] = r.json()
             return out
@@ -91,8 +229,15 @@ async def setup(base: str, op_headers: dict[str, str], m: int) -> list[tuple[str
 
 
 class Bench:
-    def __init__(self, rounds: int) -> None:
+    def __init__(self, rounds: int, meter: Meter | None = None, spread: bool = False) -> None:
         self.rounds = rounds
+        self.spread = spread
+        """Each decision waits a random time in the first half of its window first."""
+        self.meter = meter
+        self.first: str | None = None
+        """The first round's code (the profiled one)."""
+        self.answered: dict[str, int] = {}
+        """Bets and decisions answered in each profiled phase."""
         self.bet_times: dict[str, list[tuple[float, float]]] = {}
         """Per round code: (sent, answered) of every bet."""
         self.bets_ok = 0
@@ -101,10 +246,23 @@ class Bench:
         self.decisions_refused = 0
         self.refusals: dict[str, int] = {}
         """Refused bets and decisions by error code."""
+        self.players = 0
+        self.connect_failed = 0
+        """Players whose socket or stream never opened (the round is played without them)."""
+        self.connecting = asyncio.Semaphore(CONNECTING)
+        """Players connect a few hundred at a time: 10,000 handshakes at once did not
+        finish within the client's 60 s open timeout (2026-12-03, load 8-10)."""
 
     async def player(self, c: Client, start: asyncio.Event) -> None:
-        c.open()
-        await asyncio.wait_for(c.connected.wait(), 300)
+        async with self.connecting:
+            c.open()
+            deadline = time.monotonic() + 600
+            while not c.connected.is_set():
+                task = getattr(c, "_task", None)
+                if (task is not None and task.done()) or time.monotonic() > deadline:
+                    self.connect_failed += 1  # counted, and the others play on
+                    return
+                await asyncio.sleep(0.2)
         await start.wait()
         played: set[str] = set()
         while True:
@@ -116,13 +274,24 @@ class Bench:
                 await self.bet(c, code)
             elif e.type == "options" and e.data["options"]:
                 await self.decide(c, e)
+            elif self.meter is not None and code is not None and code == self.first:
+                if e.type == "bets-closed":
+                    self.meter.begin("decisions")
+                elif e.type == "dealer-played":
+                    await asyncio.to_thread(self.meter.end, "decisions")
             elif e.type == "round-settled" and len(played) >= self.rounds and code in played:
                 return
 
     async def bet(self, c: Client, code: str) -> None:
         t = time.time()
+        if self.first is None:
+            self.first = code
         r = await c.post("bets", {"bet": "main", "amount": 100})
         self.bet_times.setdefault(code, []).append((t, time.time()))
+        self._phase_count("bets")
+        last = code == self.first and len(self.bet_times[code]) == self.players
+        if self.meter is not None and last:
+            await asyncio.to_thread(self.meter.end, "bets")
         if r.status_code == 200:
             self.bets_ok += 1
         else:
@@ -132,6 +301,9 @@ class Bench:
 
     async def decide(self, c: Client, e: Received) -> None:
         offered = [o["decision"] for o in e.data["options"]]
+        if self.spread:  # the issue's load: spread over the first half of the window
+            half = (INSURANCE_MS if "no-insurance" in offered else STEP_MS) / 2000
+            await asyncio.sleep(random.uniform(0, half))
         if "no-insurance" in offered:
             t = time.time()
             r = await c.post("insurance", {"take": False})
@@ -140,12 +312,17 @@ class Bench:
             kind = "hit" if hand["total"] < 12 and "hit" in offered else "stand"
             t = time.time()
             r = await c.post("decide", {"step": e.data["step"], "decision": kind})
+        self._phase_count("decisions")
         if r.status_code == 200:
             self.decisions.append(time.time() - t)
         else:
             self.decisions_refused += 1
             code = str(r.json().get("code"))
             self.refusals[code] = self.refusals.get(code, 0) + 1
+
+    def _phase_count(self, kind: str) -> None:
+        if self.meter is not None and self.meter.phase == kind:
+            self.answered[kind] = self.answered.get(kind, 0) + 1
 
 
 def expected_ids(db: str, data_dir: Path, after: int, sessions: list[str]) -> dict[str, list[int]]:
@@ -171,7 +348,15 @@ def expected_ids(db: str, data_dir: Path, after: int, sessions: list[str]) -> di
         app.close()
 
 
-def run(m: int, rounds: int, mode: str) -> dict[str, Any]:
+def run(
+    m: int,
+    rounds: int,
+    mode: str,
+    profile: Path | None = None,
+    server_tree: Path | None = None,
+    spread: bool = False,
+    procs: int = 1,
+) -> dict[str, Any]:
     schema = "bench_" + uuid.uuid4().hex[:10]
     with psycopg.connect(PG, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
@@ -189,15 +374,15 @@ def run(m: int, rounds: int, mode: str) -> dict[str, Any]:
         "CROUPIER_MAX_STREAMS": "100000",
         "CROUPIER_SESSION_COMMANDS_PER_SECOND": "1000000",
     }
-    base, _, proc = launch(data_dir, startup_seconds=180, **env)
+    base, _, proc = launch(data_dir, startup_seconds=180, root=server_tree, **env)
     load_before = os.getloadavg()
     try:
         tokens = json.loads((data_dir / "api-tokens.json").read_text())
         op_headers = {"Authorization": f"Bearer {tokens['operator']}"}
         config = {
             "betting_ms": max(5_000, 12 * m),
-            "insurance_ms": 10_000,
-            "step_ms": 20_000,
+            "insurance_ms": INSURANCE_MS,
+            "step_ms": STEP_MS,
             "grace_ms": 300,
             "settle_batch": 250,
         }
@@ -207,73 +392,271 @@ def run(m: int, rounds: int, mode: str) -> dict[str, Any]:
             headers={**op_headers, "Idempotency-Key": "bench-table"},
             timeout=60,
         ).raise_for_status()
-        result = asyncio.run(play(base, op_headers, m, rounds, mode))
+        meter = Meter(proc.pid, db, profile)
+        result = asyncio.run(play(base, op_headers, m, rounds, mode, meter, spread, procs))
+        for key in ("server", "pg"):
+            result[f"{key}_ms_per_seat_round"] = 1000 * result[f"{key}_cpu_s"] / (m * rounds)
         result["lost"], result["expected"] = lost(result, db, data_dir)
     finally:
         proc.terminate()
-        proc.communicate(timeout=120)
+        try:
+            proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:  # never leave a server running after a failed run
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate(timeout=60)
         with psycopg.connect(PG, autocommit=True) as conn:
             conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
     result["load"] = (load_before, os.getloadavg())
     return result
 
 
-async def play(
-    base: str, op_headers: dict[str, str], m: int, rounds: int, mode: str
-) -> dict[str, Any]:
-    sessions = await setup(base, op_headers, m)
-    bench = Bench(rounds)
+@dataclass
+class Seen:
+    """What the figures need of one client after the play (picklable: a child process
+    hands it back): its session, the last position it had, and its messages."""
+
+    session: str
+    last_id: int | None
+    events: list[Received]
+
+
+@dataclass
+class Slice:
+    """One load generator's share of the play: its players' figures, its own CPU and the
+    lateness of its event loop."""
+
+    bench: dict[str, Any]
+    seen: list[Seen]
+    first_ids: list[int]
+    reconnects: int
+    client_cpu_s: float
+    elapsed_s: float
+    lags: list[float]
+
+
+async def play_slice(
+    base: str,
+    sessions: list[tuple[str, str]],
+    rounds: int,
+    mode: str,
+    ready: Callable[[], Awaitable[None]],
+    meter: Meter | None = None,
+    spread: bool = False,
+) -> Slice:
+    """Connect ``sessions``' players, call ``ready`` once each has its socket or stream
+    (it returns when the play starts), then play ``rounds`` rounds."""
+    bench = Bench(rounds, meter, spread)
     kind = SocketClient if mode == "ws" else TableClient
     clients: list[Client] = [kind(base, TABLE, sid, token) for sid, token in sessions]
     start = asyncio.Event()
     tasks = [asyncio.create_task(bench.player(c, start)) for c in clients]
-    for c in clients:
-        await asyncio.wait_for(c.connected.wait(), 600)
-    first_ids = [c.last_id or 0 for c in clients]
+    pairs = list(zip(clients, tasks, strict=True))
+    while any(not c.connected.is_set() and not t.done() for c, t in pairs):
+        await asyncio.sleep(0.5)
+    bench.players = sum(c.connected.is_set() for c in clients)
+    first_ids = [c.last_id or 0 for c in clients if c.connected.is_set()]
+    await ready()
     start.set()
-    t0 = time.time()
+    t0, client0 = time.time(), time.process_time()
+    lags: list[float] = []
+    probe = asyncio.create_task(loop_lag(lags))
     await asyncio.gather(*tasks)
     elapsed = time.time() - t0
-    fan: list[float] = []
-    worst: list[float] = []
-    by_message: dict[int, list[float]] = {}
-    for c in clients:
-        for e in c.events:
-            if e.type in ("bets-closed", "step-closed") and e.id is not None:
-                closed = _ts(e.data["at"])
-                by_message.setdefault(e.id, []).append(e.at - closed)
-    for lat in by_message.values():
-        fan.extend(lat)
-        worst.append(max(lat))
-    window = sum(
-        max(d for _, d in times) - min(t for t, _ in times) for times in bench.bet_times.values()
-    )
-    out = {
-        "mode": mode,
-        "players": m,
-        "elapsed_s": elapsed,
+    client_cpu = time.process_time() - client0
+    probe.cancel()
+    figures = {
+        "connected": sum(c.connected.is_set() for c in clients),
         "bets_ok": bench.bets_ok,
         "bets_refused": bench.bets_refused,
-        "bets_per_s": bench.bets_ok / window if window else float("nan"),
-        "fanout_p50_ms": 1000 * pct(fan, 50),
-        "fanout_p99_ms": 1000 * pct(fan, 99),
-        "fanout_last_client_p99_ms": 1000 * pct(worst, 99),
-        "decision_p50_ms": 1000 * pct(bench.decisions, 50),
-        "decision_p99_ms": 1000 * pct(bench.decisions, 99),
-        "decisions": len(bench.decisions),
+        "bet_times": bench.bet_times,
+        "decisions": bench.decisions,
         "decisions_refused": bench.decisions_refused,
         "refusals": bench.refusals,
-        "reconnects": sum(c.streams_opened - 1 for c in clients),
-        "_clients": clients,
-        "_after": min(first_ids),
+        "connect_failed": bench.connect_failed,
+        "answered": bench.answered,
     }
+    out = Slice(
+        figures,
+        [Seen(c.session, c.last_id, c.events) for c in clients],
+        first_ids,
+        sum(max(0, c.streams_opened - 1) for c in clients),
+        client_cpu,
+        elapsed,
+        lags,
+    )
     for c in clients:
         await c.aclose()
     return out
 
 
+def child(
+    base: str,
+    sessions: list[tuple[str, str]],
+    rounds: int,
+    mode: str,
+    spread: bool,
+    started: Any,
+    go: Any,
+    results: Any,
+) -> None:
+    """A load generator process of its own (``--procs``): its slice of the players."""
+
+    async def ready() -> None:
+        started.put(os.getpid())
+        await asyncio.to_thread(go.wait)
+
+    try:
+        got = asyncio.run(play_slice(base, sessions, rounds, mode, ready, None, spread))
+        # plain tuples: this module is __mp_main__ here, not in the parent
+        seen = [(c.session, c.last_id, c.events) for c in got.seen]
+        fields = (got.first_ids, got.reconnects, got.client_cpu_s, got.elapsed_s, got.lags)
+        results.put((got.bench, seen, *fields))
+    except BaseException as e:  # the parent must not wait for ever
+        started.put(os.getpid())
+        results.put(repr(e))
+        raise
+
+
+async def play(
+    base: str,
+    op_headers: dict[str, str],
+    m: int,
+    rounds: int,
+    mode: str,
+    meter: Meter,
+    spread: bool = False,
+    procs: int = 1,
+) -> dict[str, Any]:
+    sessions = await setup(base, op_headers, m)
+
+    async def ready() -> None:
+        meter.start()
+
+    if procs == 1:
+        slices = [await play_slice(base, sessions, rounds, mode, ready, meter, spread)]
+    else:
+        slices = await asyncio.to_thread(
+            spread_over, procs, base, sessions, rounds, mode, meter, spread
+        )
+    cpu = meter.stop()
+    return figures_of(m, mode, spread, slices, cpu)
+
+
+def spread_over(
+    procs: int,
+    base: str,
+    sessions: list[tuple[str, str]],
+    rounds: int,
+    mode: str,
+    meter: Meter,
+    spread: bool,
+) -> list[Slice]:
+    """The players dealt over ``procs`` load generator processes (spawned: none inherits
+    this one's event loop); the play starts once every one has connected its players."""
+    ctx = multiprocessing.get_context("spawn")
+    started, results, go = ctx.Queue(), ctx.Queue(), ctx.Event()
+    parts = [sessions[i::procs] for i in range(procs)]
+    workers = [
+        ctx.Process(target=child, args=(base, part, rounds, mode, spread, started, go, results))
+        for part in parts
+    ]
+    for w in workers:
+        w.start()
+    try:
+        for _ in workers:
+            started.get(timeout=1800)
+        meter.start()
+        go.set()
+        got = [results.get(timeout=1800) for _ in workers]
+    finally:
+        for w in workers:
+            w.join(timeout=60)
+            if w.is_alive():
+                w.kill()
+    failed = [g for g in got if isinstance(g, str)]
+    if failed:
+        raise RuntimeError(f"a load generator failed: {failed}")
+    return [Slice(b, [Seen(*c) for c in seen], *rest) for b, seen, *rest in got]
+
+
+def figures_of(
+    m: int, mode: str, spread: bool, slices: list[Slice], cpu: dict[str, float]
+) -> dict[str, Any]:
+    fan: list[float] = []
+    worst: list[float] = []
+    by_message: dict[int, list[float]] = {}
+    for part in slices:
+        for c in part.seen:
+            for e in c.events:
+                if e.type in ("bets-closed", "step-closed") and e.id is not None:
+                    closed = _ts(e.data["at"])
+                    by_message.setdefault(e.id, []).append(e.at - closed)
+    for lat in by_message.values():
+        fan.extend(lat)
+        worst.append(max(lat))
+    bet_times: dict[str, list[tuple[float, float]]] = {}
+    decisions: list[float] = []
+    refusals: dict[str, int] = {}
+    answered: dict[str, int] = {}
+    for part in slices:
+        for code, times in part.bench["bet_times"].items():
+            bet_times.setdefault(code, []).extend(times)
+        decisions += part.bench["decisions"]
+        for table in ("refusals", "answered"):
+            into = refusals if table == "refusals" else answered
+            for k, n in part.bench[table].items():
+                into[k] = into.get(k, 0) + n
+    window = sum(
+        max(d for _, d in times) - min(t for t, _ in times) for times in bet_times.values()
+    )
+    bets_ok = sum(part.bench["bets_ok"] for part in slices)
+    elapsed = max(part.elapsed_s for part in slices)
+    client_cpu = sum(part.client_cpu_s for part in slices)
+    lags = [lag for part in slices for lag in part.lags]
+    return {
+        "mode": mode,
+        "players": m,
+        "spread": spread,
+        "procs": len(slices),
+        "elapsed_s": elapsed,
+        "bets_ok": bets_ok,
+        "bets_refused": sum(part.bench["bets_refused"] for part in slices),
+        "bets_per_s": bets_ok / window if window else float("nan"),
+        "fanout_p50_ms": 1000 * pct(fan, 50),
+        "fanout_p99_ms": 1000 * pct(fan, 99),
+        "fanout_last_client_p99_ms": 1000 * pct(worst, 99),
+        "decision_p50_ms": 1000 * pct(decisions, 50),
+        "decision_p99_ms": 1000 * pct(decisions, 99),
+        "decisions": len(decisions),
+        "decisions_refused": sum(part.bench["decisions_refused"] for part in slices),
+        "refusals": refusals,
+        "connect_failed": sum(part.bench["connect_failed"] for part in slices),
+        "reconnects": sum(part.reconnects for part in slices),
+        **cpu,
+        # the load generators' own CPU over the play, all processes, and per process the
+        # busiest one's share of a core (near 1: the client, not the server, sets the pace)
+        "client_cpu_s": client_cpu,
+        "client_cpu_share": max(part.client_cpu_s / part.elapsed_s for part in slices),
+        "client_lag_p50_ms": 1000 * pct(lags, 50),
+        "client_lag_p99_ms": 1000 * pct(lags, 99),
+        **{f"profile_{k}": n for k, n in answered.items()},
+        "_clients": [c for part in slices for c in part.seen],
+        "_after": min(i for part in slices for i in part.first_ids),
+    }
+
+
+async def loop_lag(lags: list[float], every: float = 0.05) -> None:
+    """How late this load generator's event loop wakes a 50 ms sleep, all the play: a
+    busy client is late to read every answer and message, and its latencies are then
+    its own, not the server's."""
+    while True:
+        t = time.monotonic()
+        await asyncio.sleep(every)
+        lags.append(time.monotonic() - t - every)
+
+
 def lost(result: dict[str, Any], db: str, data_dir: Path) -> tuple[int, int]:
-    clients: list[Client] = result.pop("_clients")
+    clients: list[Seen] = result.pop("_clients")
     after = result.pop("_after")
     want = expected_ids(db, data_dir, after, [c.session for c in clients])
     missing = expected = 0
@@ -298,14 +681,36 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--mode", nargs="+", choices=["ws", "sse"], default=["ws", "sse"])
+    ap.add_argument("--profile", type=Path, help="a directory for py-spy's folded stacks")
+    ap.add_argument("--server-tree", type=Path, help="run this checkout's server instead")
+    ap.add_argument(
+        "--procs",
+        type=int,
+        default=1,
+        help="deal the players over this many load generator processes (one process's"
+        " event loop, busy with a thousand clients, is late to read their answers)",
+    )
+    ap.add_argument("--label", default="", help="added to each run's name in the record")
+    ap.add_argument(
+        "--spread",
+        action="store_true",
+        help="send each decision at a random time in the first half of its window (the"
+        " issue's load), not at once",
+    )
     args = ap.parse_args()
+    if args.procs > 1 and args.profile is not None:
+        ap.error("--profile needs the phases one load generator sees: --procs 1")
     print(f"uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
     for m in args.players:
         for k in range(args.runs):
             baseline: dict[str, Any] | None = None
             for mode in sorted(args.mode):  # sse (the baseline), then ws
-                record = Run("bench_table_http", f"{mode} players={m} run={k + 1}")
-                r = run(m, args.rounds, mode)
+                name = f"{mode} players={m} run={k + 1}"
+                record = Run("bench_table_http", f"{name} {args.label}".strip())
+                profile = None
+                if args.profile is not None:
+                    profile = args.profile / f"{mode}-{m}-{k + 1}{args.label}.txt".replace(" ", "")
+                r = run(m, args.rounds, mode, profile, args.server_tree, args.spread, args.procs)
                 r.pop("load")
                 figures = {key: round(v, 1) if isinstance(v, float) else v for key, v in r.items()}
                 record.done(figures, baseline if mode == "ws" else None)

@@ -4,8 +4,11 @@ one HTTP address, and a checkpoint of every cell with a freshly signed index."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
+from types import FrameType
 from typing import Any
 
 from cells import cellmap
@@ -24,6 +27,7 @@ def serve_cells(args: argparse.Namespace) -> int:
     from api.logs import log_format
     from cells.router import CellRouter
 
+    os.environ.setdefault("CROUPIER_GC_TUNED", "true")  # a server's collector (ledger.gc_policy)
     settings = Settings()
     try:
         cells_map = cellmap.load(args.cells)
@@ -48,15 +52,29 @@ def serve_cells(args: argparse.Namespace) -> int:
     configure(settings)  # api/connection_guard.py: deadlines and connection caps
     router = CellRouter(lambda: Cells(cells_map, settings), settings, credentials)
     secrets = [credentials.operator_token, credentials.auditor_token]
-    uvicorn.run(
+    config = uvicorn.Config(
         router,
         host=args.host,
         port=args.port,
         log_level=args.log_level,
         log_config=log_config(settings, secrets, access=not args.no_access_log),
         access_log=not args.no_access_log and log_format(settings) == "text",
+        # Table streams end at once on shutdown (_ClosingCells); other requests get this long.
+        timeout_graceful_shutdown=5,
         **uvicorn_options(settings),
     )
+
+    class ClosingCells(uvicorn.Server):
+        """``api.shutdown.ClosingServer`` for the router: on Ctrl-C or SIGTERM every
+        cell's table streams and sockets end first, cleanly (they never end by themselves)."""
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            router.close_streams()
+            super().handle_exit(sig, frame)
+
+    # uvicorn re-raises the Ctrl-C it handled (as uvicorn.run does, ignore it)
+    with contextlib.suppress(KeyboardInterrupt):
+        ClosingCells(config).run()
     return 0
 
 

@@ -7,14 +7,27 @@ request names its cell or its player:
 3. a session token names its cell (``{cell}~…``, :mod:`cells.tokens`);
 4. ``/v1/accounts/{player}…``, and the body's ``player_id`` of ``POST /v1/accounts`` and
    ``POST /v1/sessions``: the player's cell by the map's rule (:meth:`CellMap.cell_for`);
-5. ``/v1/sessions/{id}…`` (the operator's token, no header), ``/v1/rounds/{code}…``,
-   ``/rounds/{code}``, ``/v1/audit/rounds/{code}…``: asked of each cell in turn until one
-   does not answer 404 (a 404 changes nothing, so a void or a close reaches only the cell
-   that holds its round or session);
-6. the rest of ``/v1/audit/…`` (checkpoints, proofs, events, keys) belongs to one log:
+5. a live table lives in the cell its id is placed in (the same rule): ``POST
+   /v1/tables`` goes to the cell of the body's ``table`` (an explicitly named other cell
+   is refused, 403 ``table-in-other-cell``), ``/v1/tables/{table}…`` and
+   ``/v1/audit/tables/{table}…`` to the table's cell, the stream and the WebSocket
+   included (the socket's ``access_token`` query names its cell as the header does);
+6. ``/v1/sessions/{id}…`` (the operator's token, no header), ``/v1/rounds/{code}…``,
+   ``/rounds/{code}``, ``/v1/audit/rounds/{code}…``, ``/v1/table-rounds/{code}…``,
+   ``/v1/audit/table-rounds/{code}…``: asked of each cell in turn until one does not
+   answer 404 (a 404 changes nothing, so a void or a close reaches only the cell that
+   holds its round or session);
+7. the rest of ``/v1/audit/…`` (checkpoints, proofs, events, keys) belongs to one log:
    without a cell it is refused (400 ``cell-required``);
-7. anything else (``/v1/games``, ``/v1/currencies``, ``/openapi.json``, ``/docs``) is the
-   same in every cell: the first cell answers.
+8. anything else (``/v1/games``, ``/v1/currencies``, ``/openapi.json``, ``/docs``) is the
+   same in every cell: the first cell answers (``GET /v1/tables`` and ``/v1/games`` list
+   every cell's tables, :mod:`api.table_catalogue`).
+
+A session plays at the tables of its own cell: a session token at a table of another
+cell (its seat routes, the stream, the WebSocket, any ``/v1/tables/{table}/…``) is
+refused here, before any cell runs, with 403 ``table-in-other-cell`` naming the table's
+cell (on the WebSocket, the same answer as the handshake's denial). A table whose
+players come from every cell is the next step (docs/concepts/live-tables.md).
 
 Spanning the cells: ``GET /health`` (every cell's store and checkpoint age, the failing
 cells named: :mod:`api.health`),
@@ -37,8 +50,10 @@ from api.app import create_app
 from api.auth import Credentials, Role
 from api.health import cells_health
 from api.metrics import Sampler
+from api.table_runners import DEFAULT_TABLE, TableRunners, ensure_default_table
 from cells.deployment import Cells
 from cells.tokens import for_cell, token_cell
+from ledger import gc_policy
 from ledger.contracts import SignificantKind
 from ledger.settings import Settings
 from ledger.significant import server_event
@@ -52,7 +67,21 @@ CELL_HEADER = b"x-croupier-cell"
 _PREFIX = re.compile(r"^/cells/([^/]+)(/.*)$")
 _ACCOUNT = re.compile(r"^/v1/accounts/([^/]+)")
 _BY_PLAYER_BODY = ("/v1/accounts", "/v1/sessions")
-_ASK_EACH = ("/v1/sessions/", "/v1/rounds/", "/rounds/", "/v1/audit/rounds/")
+_ASK_EACH = (
+    "/v1/sessions/",
+    "/v1/rounds/",
+    "/rounds/",
+    "/v1/audit/rounds/",
+    "/v1/table-rounds/",
+    "/v1/audit/table-rounds/",
+)
+_TABLE = re.compile(r"^/v1/(?:audit/)?tables/([^/]+)(/.*)?$")
+"""A path under one table (its row, operator routes, stream, socket, chat, shoes)."""
+_SEAT = re.compile(r"^/v1/sessions/[^/]+/tables/([^/]+)")
+"""A session's seat at a table (state, join, bets, decisions, chat)."""
+_QUERY_TOKEN = re.compile(r"^/v1/tables/[^/]+/(?:stream|ws)$")
+"""The routes that take the session token as ``?access_token=`` (a browser's
+``EventSource`` and ``WebSocket`` set no headers)."""
 
 
 class CellRouter:
@@ -71,6 +100,7 @@ class CellRouter:
         self.cells: Cells | None = None
         self.apps: dict[str, FastAPI] = {}
         self.sampler: Sampler | None = None
+        self.runners: dict[str, TableRunners] = {}
         self._open = None if isinstance(cells, Cells) else cells
         if isinstance(cells, Cells):
             self._attach(cells)
@@ -81,17 +111,56 @@ class CellRouter:
             name: create_app(app, self.settings, credentials=for_cell(self.credentials, name))
             for name, app in cells.apps.items()
         }
+        for api in self.apps.values():
+            api.state.cells = cells  # the catalogue lists every cell's tables (api.table_catalogue)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
             return
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             return
+        if scope["type"] == "websocket":  # the router's own refusals as the handshake's denial
+            send = _socket_denial(scope, send)
         if self.cells is None:
             await _reply(send, 503, "starting", "the cells are not open yet")
             return
         await self._route(scope, receive, send)
+
+    def start_tables(self, cells: Cells) -> None:
+        """Run every cell's table runners (each cell's tables, on its own store), after
+        creating the default table in its cell if that cell has no table yet."""
+        home = cells.map.cell_for(DEFAULT_TABLE).name
+        if ensure_default_table(cells.apps[home]) is not None:
+            print(f"live table {DEFAULT_TABLE} created in cell {home} (Infinite Blackjack, EUR)")
+        for name, app in cells.apps.items():
+            runners = TableRunners(app)
+            runners.start(name=f"croupier-tables-{name}")
+            self.runners[name] = runners
+            if name in self.apps:
+                self.apps[name].state.table_runners = runners
+
+    def stop_tables(self) -> None:
+        """Stop every cell's runners (each after its current tick) and table streams."""
+        for runners in self.runners.values():
+            runners.stop()
+        self.runners = {}
+        for api in self.apps.values():
+            streams = getattr(api.state, "table_streams", None)
+            if streams is not None:
+                streams.stop()
+                api.state.table_streams = None
+
+    def close_streams(self) -> None:
+        """End every cell's open table streams and sockets now, each cleanly (shutdown:
+        clients resume after their last event id); thread-safe."""
+        for api in list(self.apps.values()):
+            streams = getattr(api.state, "table_streams", None)
+            if streams is not None:
+                streams.close_streams()
+
+    def _tables(self) -> list[str]:
+        return [table for runners in self.runners.values() for table in list(runners.runners)]
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -105,8 +174,12 @@ class CellRouter:
                             server_event(app, SignificantKind.SERVER_STARTED, name)
                         cells.start(self.settings.checkpoint_interval_seconds)
                         self._attach(cells)
-                        self.sampler = Sampler(cells.apps)  # the cells' gauges (api.metrics)
+                        await to_thread.run_sync(self.start_tables, cells)
+                        # the cells' gauges and their tables' lag (api.metrics)
+                        self.sampler = Sampler(cells.apps, self._tables)
                         self.sampler.start()
+                        if self.settings.gc_tuned:  # a server's collector (ledger.gc_policy)
+                            gc_policy.tune()
                 except Exception as e:
                     await send({"type": "lifespan.startup.failed", "message": str(e)})
                     return
@@ -115,6 +188,7 @@ class CellRouter:
                 if self.sampler is not None:
                     self.sampler.stop()
                 if self._open is not None and self.cells is not None:
+                    await to_thread.run_sync(self.stop_tables)
                     await to_thread.run_sync(self._stopped, self.cells)
                     await to_thread.run_sync(self.cells.close)
                     self.cells = None
@@ -134,7 +208,10 @@ class CellRouter:
         path: str = scope["path"]
         headers = {k.lower(): v for k, v in scope.get("headers", [])}
         token = _bearer(headers.get(b"authorization"))
+        if token is None and _QUERY_TOKEN.match(_PREFIX.sub(r"\2", path)):
+            token = _query_token(scope.get("query_string", b""))
         named = token_cell(token) if token else None
+        method = scope.get("method", "GET")  # a WebSocket's scope has none: its handshake
 
         chosen: str | None = None
         m = _PREFIX.match(path)
@@ -169,15 +246,52 @@ class CellRouter:
             from urllib.parse import unquote
 
             chosen = cellmap.cell_for(unquote(m.group(1))).name
-        if chosen is None and scope["method"] == "POST" and path in _BY_PLAYER_BODY:
+        table = _table_of(path)
+        if table is not None:
+            home = cellmap.cell_for(table).name
+            if named is not None and named != home and self._session_of(named, token, path):
+                await _reply(
+                    send,
+                    403,
+                    "table-in-other-cell",
+                    f"table {table!r} is in another cell ({home}) than this session "
+                    f"({named}): a session plays only at the tables of its own cell",
+                    table=table,
+                    cell=home,
+                    session_cell=named,
+                )
+                return
+            if chosen is None:
+                chosen = home
+        if method == "POST" and path == "/v1/tables" and self._authenticated(token):
             body, receive = await _buffer(receive, self.settings.max_body_bytes)
             if body is None:
                 await _reply(send, 413, "payload-too-large", "the request body is too large")
                 return
-            player = _player_id(body)
+            created = _field(body, "table")
+            if created is not None:
+                home = cellmap.cell_for(created).name
+                if chosen is not None and chosen != home:
+                    await _reply(
+                        send,
+                        403,
+                        "table-in-other-cell",
+                        f"table {created!r} is placed in cell {home!r}, not {chosen!r}: "
+                        "create it without a cell prefix or header",
+                        table=created,
+                        cell=home,
+                    )
+                    return
+                chosen = home
+        if chosen is None and method == "POST" and path in _BY_PLAYER_BODY:
+            body, receive = await _buffer(receive, self.settings.max_body_bytes)
+            if body is None:
+                await _reply(send, 413, "payload-too-large", "the request body is too large")
+                return
+            player = _field(body, "player_id")
             if player is not None and self._authenticated(token):
                 chosen = cellmap.cell_for(player).name
-        if chosen is None and path.startswith(_ASK_EACH):
+        if chosen is None and path.startswith(_ASK_EACH) and scope["type"] == "http":
             await self._ask_each(scope, receive, send)
             return
         if chosen is None and path.startswith("/v1/audit/"):
@@ -194,9 +308,22 @@ class CellRouter:
     def _authenticated(self, token: str | None) -> bool:
         return token is not None and self.credentials.identify(token) is not None
 
+    def _session_of(self, cell: str, token: str | None, path: str) -> bool:
+        """True if ``token`` is a valid session token of ``cell`` and ``path`` acts or
+        streams at a table (a table's catalogue row is anyone's to read: the cell answers
+        it from the table's own cell). A token that does not verify goes on to its cell,
+        which answers 401."""
+        if token is None or cell not in self.apps:
+            return False
+        m = _TABLE.match(path)
+        if m is not None and not m.group(2):
+            return False  # GET /v1/tables/{table}: the catalogue
+        caller = self.apps[cell].state.credentials.identify(token)
+        return caller is not None and caller.role is Role.SESSION
+
     async def _forward(self, name: str, scope: Scope, receive: Receive, send: Send) -> None:
         async def tagged(message: Message) -> None:
-            if message["type"] == "http.response.start":
+            if message["type"] in _TAGGED:
                 message = dict(message)
                 message["headers"] = [*message.get("headers", []), (CELL_HEADER, name.encode())]
             await send(message)
@@ -263,6 +390,44 @@ class CellRouter:
         await _json(send, 200, {"cells": heads})
 
 
+_TAGGED = ("http.response.start", "websocket.accept", "websocket.http.response.start")
+"""The messages that carry response headers: each gets ``X-Croupier-Cell``."""
+
+
+def _table_of(path: str) -> str | None:
+    """The table a path names (a seat's or a table's route), or None."""
+    from urllib.parse import unquote
+
+    m = _SEAT.match(path) or _TABLE.match(path)
+    return unquote(m.group(1)) if m else None
+
+
+def _query_token(query: bytes) -> str | None:
+    from urllib.parse import parse_qs
+
+    values = parse_qs(query.decode("latin-1")).get("access_token")
+    return values[0].strip() or None if values else None
+
+
+def _socket_denial(scope: Scope, send: Send) -> Send:
+    """``send`` for a WebSocket whose handshake the router refuses itself: its JSON answer
+    goes out as the handshake's HTTP denial (the ASGI denial-response extension, as the
+    table socket's own refusals), else the handshake is closed (1008, the code)."""
+    denial = "websocket.http.response" in scope.get("extensions", {})
+
+    async def deny(message: Message) -> None:
+        kind = message["type"]
+        if not kind.startswith("http.response."):
+            await send(message)
+        elif denial:
+            await send({**message, "type": "websocket." + kind})
+        elif kind == "http.response.body":
+            code = json.loads(message.get("body") or b"{}").get("code", "refused")
+            await send({"type": "websocket.close", "code": 1008, "reason": str(code)})
+
+    return deny
+
+
 def _bearer(header: bytes | None) -> str | None:
     if header is None:
         return None
@@ -270,13 +435,14 @@ def _bearer(header: bytes | None) -> str | None:
     return token.strip() or None if scheme.lower() == "bearer" else None
 
 
-def _player_id(body: bytes) -> str | None:
+def _field(body: bytes, name: str) -> str | None:
+    """A string field of a JSON body (``player_id``, a new table's ``table``), or None."""
     try:
         doc = json.loads(body)
     except ValueError:
         return None
-    player = doc.get("player_id") if isinstance(doc, dict) else None
-    return player if isinstance(player, str) else None
+    value = doc.get(name) if isinstance(doc, dict) else None
+    return value if isinstance(value, str) else None
 
 
 async def _buffer(receive: Receive, limit: int) -> tuple[bytes | None, Receive]:

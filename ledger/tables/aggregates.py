@@ -385,6 +385,11 @@ class SeatStatus(StrEnum):
     OPEN = "open"
     CANCELLED = "cancelled"
     """Its bets were given back before the deal (a disconnection, a bet after the deal)."""
+    NO_BET = "no-bet"
+    """Every chip was taken back (UNDO, UNDO ALL) and none placed again: the seat has no
+    bet, so it is not part of the round, as a session that never bet (not dealt in, not
+    settled, not voided, no account-history row). A chip placed again in the window
+    opens it again."""
     SETTLED = "settled"
     VOIDED = "voided"
 
@@ -466,6 +471,8 @@ class TableSeat(Aggregate):
         self.chips = self.chips[:-1]
         self.debited -= amount
         self.moves = chip_moves(self) + 1
+        if not self.chips:  # the last chip taken back: no bet, not part of the round
+            self.status = SeatStatus.NO_BET
 
     @event("BetsCancelled", topic=contracts.SEAT_BETS_CANCELLED)
     def bets_cancelled(self, reason: str, refunded: int) -> None:

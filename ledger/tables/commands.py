@@ -28,8 +28,9 @@ from ledger.results import Result
 class SeatChanged(Result):
     """A player's command at a table: the seat after it and the session's balance.
 
-    ``seated`` False (joining or leaving with no seat, or bets cancelled by leaving before
-    the deal) comes with the balance alone."""
+    ``seated`` False: no seat (joining or leaving with none: the balance alone), bets
+    cancelled by leaving before the deal, or every chip taken back (status ``no-bet``: as
+    a session that never bet, not part of the round)."""
 
     balance: int
     seated: bool = True

@@ -22,6 +22,15 @@ from ledger.tables.errors import InvalidTableConfig
 BET_TYPES = ("main", *(b.value for b in SideBet))
 """seed 002: the main bet and the four side bets (wire format)."""
 
+ROUND_CARDS_MAX = 24
+"""The most cards one round can take: the four of the deal; at most 10 step cards (a
+seat draws at most one card a step, splits once, and each of its two hands stops at six
+cards, Six Card Charlie: 5 draws each); at most 10 dealer draws (standing on any 17, the
+longest dealer hand is 12 cards, e.g. six aces, a six, four aces and a last card).
+seed 002's round that takes the cut card finishes, so a shoe needs this many cards after
+its latest cut: eight decks leave 63 at 85 %; one deck at the default penetration would
+leave 8, and a round could run out of cards."""
+
 DEFAULT_CONFIG: dict[str, Any] = {
     "limits": {
         "main": [100, 500_000],
@@ -45,9 +54,12 @@ DEFAULT_CONFIG: dict[str, Any] = {
         "hot-3": "hot-3-100-20-4-2-1",
         "bust-it": "bust-it-1-2-9-50-100-250",
     },
-    "settle_batch": 200,
+    "settle_batch": 1_000,
 }
 """The wire form of the default configuration (and the order of its keys)."""
+RECORDED_SETTLE_BATCH = 200
+"""The batch of a configuration recorded without ``settle_batch`` (its default then; a
+round settling across an upgrade keeps its batches, whose request ids name them)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,7 +105,7 @@ class TableConfig:
             ten_up=TenUpReading(full["ten_up"]),
             cashout_table_id=full["cashout_table_id"],
             paytables={**DEFAULT_CONFIG["paytables"], **full["paytables"]},
-            settle_batch=full["settle_batch"],
+            settle_batch=wire.get("settle_batch", RECORDED_SETTLE_BATCH),
         )
 
     @classmethod
@@ -125,9 +137,17 @@ class TableConfig:
             raise InvalidTableConfig("grace_ms must be an int >= 0")
         try:
             checked = cls.of({**full, "limits": limits})
-            checked.rules()
+            rules = checked.rules()
         except (GameRuleError, TypeError, ValueError) as e:
             raise InvalidTableConfig(f"invalid table rules: {e}") from None
+        after_cut = rules.shoe_cards - rules.cut_range(rules.shoe_cards)[1]
+        if after_cut < ROUND_CARDS_MAX:
+            raise InvalidTableConfig(
+                f"the shoe must hold a whole round after its cut card: {after_cut} cards"
+                f" follow the latest cut ({rules.decks} decks, penetration up to"
+                f" {checked.penetration_permille[1]} permille), a round can take"
+                f" {ROUND_CARDS_MAX}"
+            )
         return checked
 
     def wire(self) -> dict[str, Any]:

@@ -211,6 +211,9 @@ class TablePorts:
     shoe_maker: ShoeMaker = shoe_from_seed
     chip_moves_per_round: int = 60
     """Chips a seat may place or take back in one round (``chip-limit-reached``)."""
+    peek: Callable[[UUID], Any] | None = None
+    """The aggregate as this process last committed or read it, not copied (read only),
+    or None (:meth:`ledger.casino.Casino.cached`): the runner's read of settled seats."""
 
 
 @dataclass

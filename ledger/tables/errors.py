@@ -42,7 +42,16 @@ class SideBetWithoutMain(LedgerError):
 
 
 class NothingToUndo(LedgerError):
+    """UNDO with no chip placed in this round."""
+
     code = "nothing-to-undo"
+
+
+class NothingToDouble(LedgerError):
+    """seed 002: 2x "diviene disponibile dopo avere piazzato una puntata": with no bet
+    placed in this round there is nothing to double."""
+
+    code = "nothing-to-double"
 
 
 class RepeatNotAllowed(LedgerError):

@@ -97,7 +97,7 @@ class Operator(TableHandlers):
         was_open = not rnd.closed
         refunded = reversed_win = 0
         for seat in self.seats_of(uow, rnd):
-            if seat.status in (SeatStatus.CANCELLED, SeatStatus.VOIDED):
+            if seat.status in (SeatStatus.CANCELLED, SeatStatus.NO_BET, SeatStatus.VOIDED):
                 continue
             r, w = self._void_seat(uow, rnd, seat, cmd, was_open)
             refunded += r

@@ -18,8 +18,11 @@ nothing). The runner's and the operator's handlers use the same helpers.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from typing import Any, TypeVar
+from uuid import UUID
 
 from games.blackjack import DecisionKind, Phase, check_decision, decide, options
 from games.errors import BetAboveMaximum, BetBelowMinimum
@@ -32,10 +35,11 @@ from ledger.seamless.wire import to_wire
 from ledger.tables import commands as tc
 from ledger.tables.aggregates import SeatStatus, TableRound, TableSeat, chip_moves, seat_id_for
 from ledger.tables.config import BET_TYPES
-from ledger.tables.context import TableHandlers, parse_time, seat_of
+from ledger.tables.context import TableCache, TableHandlers, TablePorts, parse_time, seat_of
 from ledger.tables.errors import (
     BettingClosed,
     ChipLimitReached,
+    NothingToDouble,
     NothingToUndo,
     NotSeated,
     RepeatNotAllowed,
@@ -64,7 +68,7 @@ STAGES: dict[str, tuple[str, str | None]] = {
 
 def seat_changed(seat: TableSeat, session: GameSession) -> tc.SeatChanged:
     return tc.SeatChanged(
-        seated=seat.status is not SeatStatus.CANCELLED,
+        seated=seat.status not in (SeatStatus.CANCELLED, SeatStatus.NO_BET),
         seat_id=str(seat.id),
         code=seat.code,
         bets=seat.bets(),
@@ -84,8 +88,18 @@ def _undone(seat: TableSeat, everything: bool) -> int:
     return 1
 
 
+OPENINGS: ContextVar[dict[UUID, set[str]] | None] = ContextVar("table_openings", default=None)
+"""Set by a bulk intake (:mod:`ledger.tables.intake`) for one batch: per round, the seats
+opened so far, read once for the batch (:meth:`Players._openings`)."""
+
+
 class Players(TableHandlers):
     """The players' commands (each on the player's own seat and session)."""
+
+    def __init__(self, ports: TablePorts, cache: TableCache) -> None:
+        super().__init__(ports, cache)
+        self._opened: dict[UUID, tuple[int, set[str]]] = {}
+        self._openings_lock = threading.Lock()
 
     def routes(self) -> list[Route[Any, Any]]:
         return [
@@ -100,6 +114,15 @@ class Players(TableHandlers):
         ]
 
     # -- loading -----------------------------------------------------------------------
+
+    @staticmethod
+    def _player(uow: UnitOfWork, session_id: str) -> GameSession:
+        """The session of a player's command, refused first if it is closed: a closed
+        session does nothing at a table (``session-closed``, whatever the table's state or
+        the seat's), as every other game's command on it."""
+        session = uow.session(session_id)
+        session.check_open()
+        return session
 
     def _betting(self, uow: UnitOfWork, table: str) -> TableRound:
         _, rnd = self.current(uow, table)
@@ -119,7 +142,40 @@ class Players(TableHandlers):
         return rnd
 
     def _seat(self, uow: UnitOfWork, rnd: TableRound, session: GameSession) -> TableSeat | None:
-        return uow.get(TableSeat, seat_id_for(rnd.id, session.id))
+        sid = seat_id_for(rnd.id, session.id)
+        opened = self._openings(uow, rnd)
+        if opened is not None and str(sid) not in opened:
+            return None  # no seat of this session in the round: nothing to read
+        return uow.get(TableSeat, sid)
+
+    def _openings(self, uow: UnitOfWork, rnd: TableRound) -> set[str] | None:
+        """In a bulk intake (:data:`OPENINGS`), the round's seats opened so far: a seat
+        not among them does not exist, so the first bet of a round reads nothing (one
+        query per batch instead of one per seat). Only a command's first run trusts it:
+        run again (a collision at insert: a seat opened elsewhere meanwhile), it reads."""
+        known = OPENINGS.get()
+        if known is None:
+            return None
+        runs: list[int] = uow.once("players.seat-runs", list)
+        runs.append(1)
+        if len(runs) > 1:
+            return None
+        opened = known.get(rnd.id)
+        if opened is None:
+            opened = known[rnd.id] = self._opened_seats(rnd)
+        return opened
+
+    def _opened_seats(self, rnd: TableRound) -> set[str]:
+        """The seats opened in ``rnd`` (and others after its start) by the log's seat
+        openings, read on from where this process last read them."""
+        with self._openings_lock:
+            after, seen = self._opened.get(rnd.id, (rnd.seats_from, set()))
+            top = self.ports.last_position()  # before the read: nothing up to it is missed
+            seen = seen | {str(s) for s in self.ports.seat_index(after)}
+            if rnd.id not in self._opened and len(self._opened) >= 8:
+                self._opened.clear()  # the tables' current rounds only
+            self._opened[rnd.id] = (max(after, top), seen)
+            return set(seen)
 
     def _open_seat(
         self, uow: UnitOfWork, rnd: TableRound, session: GameSession, seat: TableSeat | None
@@ -135,6 +191,9 @@ class Players(TableHandlers):
                 player_id=session.player_id,
             )
             uow.add(seat)
+            known = OPENINGS.get()
+            if known is not None and rnd.id in known:
+                known[rnd.id].add(str(seat.id))  # a second bet in the batch finds it held
         return seat
 
     # -- bets --------------------------------------------------------------------------
@@ -202,7 +261,7 @@ class Players(TableHandlers):
         record_debit(seat, stage, need, len(chips))
 
     def bet(self, uow: UnitOfWork, cmd: tc.PlaceBet) -> tc.SeatChanged:
-        session = uow.session(cmd.session_id)
+        session = self._player(uow, cmd.session_id)
         rnd = self._betting(uow, cmd.table)
         amount = check_amount(cmd.amount, "bet")
         seat = self._seat(uow, rnd, session)
@@ -213,7 +272,7 @@ class Players(TableHandlers):
         return seat_changed(seat, session)
 
     def undo(self, uow: UnitOfWork, cmd: tc.UndoBet) -> tc.SeatChanged:
-        session = uow.session(cmd.session_id)
+        session = self._player(uow, cmd.session_id)
         rnd = self._betting(uow, cmd.table)
         seat = self._seat(uow, rnd, session)
         if seat is None or not seat.chips:
@@ -249,7 +308,7 @@ class Players(TableHandlers):
         return seat_changed(seat, session)
 
     def repeat(self, uow: UnitOfWork, cmd: tc.RepeatBets) -> tc.SeatChanged:
-        session = uow.session(cmd.session_id)
+        session = self._player(uow, cmd.session_id)
         rnd = self._betting(uow, cmd.table)
         seat = self._seat(uow, rnd, session)
         if seat is not None and seat.chips:
@@ -265,11 +324,11 @@ class Players(TableHandlers):
         return seat_changed(seat, session)
 
     def double_bets(self, uow: UnitOfWork, cmd: tc.DoubleBets) -> tc.SeatChanged:
-        session = uow.session(cmd.session_id)
+        session = self._player(uow, cmd.session_id)
         rnd = self._betting(uow, cmd.table)
         seat = self._seat(uow, rnd, session)
         if seat is None or not seat.chips:
-            raise NothingToUndo("2x doubles the bets placed: there are none", game_code=rnd.code)
+            raise NothingToDouble("2x doubles the bets placed: there are none", game_code=rnd.code)
         bets = seat.bets()
         chips = [(b, bets[b]) for b in BET_TYPES if bets.get(b)]
         self._check_all(rnd, [(b, 2 * a) for b, a in chips])
@@ -278,7 +337,7 @@ class Players(TableHandlers):
         return seat_changed(seat, session)
 
     def all_side_bets(self, uow: UnitOfWork, cmd: tc.AllSideBets) -> tc.SeatChanged:
-        session = uow.session(cmd.session_id)
+        session = self._player(uow, cmd.session_id)
         rnd = self._betting(uow, cmd.table)
         seat = self._seat(uow, rnd, session)
         if seat is None or seat.main == 0:
@@ -302,7 +361,7 @@ class Players(TableHandlers):
     # -- decisions ---------------------------------------------------------------------
 
     def decide(self, uow: UnitOfWork, cmd: tc.TableDecide) -> tc.SeatDecided:
-        session = uow.session(cmd.session_id)
+        session = self._player(uow, cmd.session_id)
         _, rnd = self.current(uow, cmd.table)
         wanted = Phase.INSURANCE if cmd.step == 0 else Phase.STEP
         if (
@@ -381,9 +440,22 @@ class Players(TableHandlers):
     # -- connection (seed 002 "Disconnessione") -----------------------------------------
 
     def connect(self, uow: UnitOfWork, cmd: tc.Connect) -> tc.SeatChanged:
-        return self._connection(uow, cmd, True)
+        """The player's join: a closed session is refused (``session-closed``)."""
+        self._player(uow, cmd.session_id)
+        return self.seat_connected(uow, cmd)
 
     def disconnect(self, uow: UnitOfWork, cmd: tc.Disconnect) -> tc.SeatChanged:
+        """The player's leave: a closed session is refused (``session-closed``)."""
+        self._player(uow, cmd.session_id)
+        return self.seat_disconnected(uow, cmd)
+
+    def seat_connected(self, uow: UnitOfWork, cmd: tc.Connect) -> tc.SeatChanged:
+        """The seat's connection rule on its own, for the server's presence
+        (:mod:`ledger.presence`): a connection held or released is recorded whatever the
+        session's state (a closed session has no open seat, so nothing changes)."""
+        return self._connection(uow, cmd, True)
+
+    def seat_disconnected(self, uow: UnitOfWork, cmd: tc.Disconnect) -> tc.SeatChanged:
         return self._connection(uow, cmd, False)
 
     def _connection(

@@ -317,6 +317,15 @@ class RunnerSteps(TableHandlers):
     # -- settlement --------------------------------------------------------------------
 
     def settle_batch(self, uow: UnitOfWork, cmd: tc.SettleBatch) -> tc.BatchSettled:
+        """Settle the open seats of batch ``cmd.batch`` in one transaction. Per seat, the
+        fewest signed events that keep every guarantee: the seat's ``Settled`` (its result,
+        what audit-cli re-executes) and one session event: ``RoundSettled`` when the
+        engine returns more than the seat was already paid (the money movement with the
+        session's new balance, and the round's close: the session is free for its next
+        round, with REPEAT's last stake), else ``RoundClosed``. A seamless session's win
+        stays ``WinCredited`` (its wallet call is queued beside it) then ``RoundClosed``.
+        The round's shared states are computed once for the batch; each seat is
+        replayed by the engine from them."""
         _, rnd = self._round(uow, cmd)
         if rnd.phase is not Phase.SETTLING:
             raise Stale(f"{rnd.code} is not settling")
@@ -327,11 +336,15 @@ class RunnerSteps(TableHandlers):
         todo = [r for r in records if r.status is SeatStatus.OPEN]
         seats = [seat_of(rnd, states.rules, r, states=states) for r in todo]
         results = settle_seats(states.shared, seats)
+        game = {"game": GAME, "table": rnd.table}
         for record, result in zip(todo, results, strict=True):
             session = uow.session(record.session_id)
             credit = result.returned - record.credited
             refund = record.debited - result.staked
-            if credit > 0:
+            # A win on the session's own balance is credited by the event that closes the
+            # round (below); a seamless session's credit goes to the operator's wallet.
+            combined = credit > 0 and not session.seamless
+            if credit > 0 and not combined:
                 session.credit_win(rnd.code, credit)
                 wallet_credit(session, record, "win", credit)
             if refund > 0 and session.seamless:
@@ -352,9 +365,11 @@ class RunnerSteps(TableHandlers):
                     "sides": [[s.bet.value, s.stake, s.outcome, s.payout] for s in result.sides],
                 },
             )
-            session.round_closed(
-                rnd.code, {"game": GAME, "table": rnd.table, "bets": record.bets()}
-            )
+            last = {**game, "bets": record.bets()}
+            if combined:
+                session.settle_round(rnd.code, credit, last)
+            else:
+                session.round_closed(rnd.code, last)
         return tc.BatchSettled(round=rnd.number, batch=cmd.batch, settled=len(todo))
 
     def finish_round(self, uow: UnitOfWork, cmd: tc.FinishRound) -> tc.RoundFinished:
@@ -362,8 +377,8 @@ class RunnerSteps(TableHandlers):
         at = parse_time(cmd.at)
         if rnd.phase is not Phase.SETTLING:
             raise Stale(f"{rnd.code} is not settling")
-        dealt = self.dealt_seats(uow, rnd)
-        if any(r.status is SeatStatus.OPEN for r in dealt):
+        dealt = self._settled_seats(uow, rnd)
+        if dealt is None:
             raise NotDue(f"{rnd.code} has seats still to settle")
         for late in self.seats_of(uow, rnd, skip=rnd.seated):
             if late.status is SeatStatus.OPEN and late.chips:
@@ -393,6 +408,24 @@ class RunnerSteps(TableHandlers):
             record.revealed(seed=self.seed_of(record).hex(), rounds=rnd.number, last_round=rnd.code)
         return tc.RoundFinished(round=rnd.number, phase=rnd.phase, next_start=next_start)
 
+    def _settled_seats(self, uow: UnitOfWork, rnd: TableRound) -> list[TableSeat] | None:
+        """Every dealt seat, all settled (None if one is still open), only read. A seat
+        this process holds as settled is taken as held, without the copy a unit of work
+        makes of what it may change: a settled seat never changes again in a settling
+        round (only a void does, and a voided round is not settling). Any other seat is
+        loaded through the unit of work (from the store if the held one is behind)."""
+        peek = self.ports.peek
+        out: list[TableSeat] = []
+        for sid in rnd.seats:
+            seat = None if peek is None else peek(UUID(sid))
+            if not isinstance(seat, TableSeat) or seat.status is not SeatStatus.SETTLED:
+                seat = uow.get(TableSeat, UUID(sid))
+                assert seat is not None, "a dealt seat exists"
+                if seat.status is SeatStatus.OPEN:
+                    return None
+            out.append(seat)
+        return out
+
 
 # -- the loop ------------------------------------------------------------------------------
 
@@ -402,6 +435,8 @@ class TableRunner:
         self.app = app
         self.table = table
         self.clock = clock
+        self._settled: tuple[UUID | None, int] = (None, 0)
+        """(round id, how many of its first dealt seats are settled) while it settles."""
         self._waiting: tuple[UUID, int, frozenset[UUID]] | None = None
         """(round id, notification id read up to, its seats found so far) while the
         current round waits for a first bet (:meth:`_someone_bet`)."""
@@ -469,13 +504,24 @@ class TableRunner:
         return False
 
     def _batch_due(self, rnd: TableRound) -> int | None:
-        """The first settlement batch not yet settled. A batch settles in one transaction,
-        so its first seat tells whether the whole batch is done."""
+        """The batch of the first dealt seat not yet settled (None: every seat is). A
+        batch settles in one transaction, and a settled seat stays settled while its
+        round settles, so the seats found settled are not looked at again
+        (``_settled``: the round and how many of its first dealt seats are settled): over
+        a round each seat is looked at about once, not once per batch. A seat the process
+        holds as settled is taken as held; any other is read from the store."""
         size = rnd.settings.settle_batch
-        for b in range(-(-len(rnd.seats) // size)):
-            first = self.app.find(TableSeat, UUID(rnd.seats[b * size]))
-            if first is not None and first.status is SeatStatus.OPEN:
-                return b
+        start = self._settled[1] if self._settled[0] == rnd.id else 0
+        for i in range(start, len(rnd.seats)):
+            sid = UUID(rnd.seats[i])
+            held = self.app.cached(sid)
+            if isinstance(held, TableSeat) and held.status is SeatStatus.SETTLED:
+                continue
+            seat = self.app.find(TableSeat, sid)
+            if seat is not None and seat.status is SeatStatus.OPEN:
+                self._settled = (rnd.id, i)
+                return i // size
+        self._settled = (rnd.id, len(rnd.seats))
         return None
 
     def _send(self, request_id: str, cmd: tc.RunnerCommand[Any]) -> bool:
@@ -498,6 +544,8 @@ class TableRunner:
             if nxt is None:
                 break
             request_id, cmd = nxt
+            if request_id in done:
+                break  # answered from its record and nothing moved: no busy loop
             if not self._send(request_id, cmd):
                 break
             done.append(request_id)

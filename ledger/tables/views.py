@@ -329,11 +329,13 @@ def _round(app: Any, table: str, code: str) -> TableRound:
 
 
 def player_rounds(app: Any, player_id: str) -> list[dict[str, Any]]:
-    """Account history rows (date, game, code, bets by type, stakes, wins), newest first."""
+    """Account history rows (date, game, code, bets by type, stakes, wins), newest first.
+    A seat whose every chip was taken back has no row, as a round the player never bet in
+    (the account history's fold, :mod:`ledger.tables.account_rows`, the same)."""
     rows = []
     for seat_id in seat_index(app)(0):
         seat = app.find(TableSeat, seat_id)
-        if seat is None or seat.player_id != player_id:
+        if seat is None or seat.player_id != player_id or seat.status is SeatStatus.NO_BET:
             continue
         rnd = app.find(TableRound, UUID(seat.round_id))
         bets = seat.bets() if seat.status is not SeatStatus.CANCELLED else {}

@@ -268,6 +268,9 @@ def test_bad_input_gets_a_typed_error_and_changes_nothing(client: Client, store:
         (f"{seat(ann)}/bets", {"bet": "hot-3", "amount": 100}, 409, "side-bet-without-main"),
         (f"{seat(ann)}/bets", {"bet": "main", "amount": 30_000}, 409, "insufficient-funds"),
         (f"{seat(ann)}/undo", None, 409, "nothing-to-undo"),
+        (f"{seat(ann)}/undo-all", None, 409, "nothing-to-undo"),
+        (f"{seat(ann)}/double", None, 409, "nothing-to-double"),  # 2x with no bet: not an undo
+        (f"{seat(ann)}/all-side-bets", None, 409, "side-bet-without-main"),
         (f"{seat(ann)}/repeat", None, 409, "repeat-not-allowed"),
         (f"{seat(ann)}/decide", {"step": 1, "decision": "hit"}, 409, "step-closed"),
         (f"{seat(ann)}/decide", {"step": 1, "decision": "surrender"}, 422, "invalid-request"),

@@ -115,7 +115,10 @@ def of_round(row: Row, doc: dict[str, Any], topic: str, code: str) -> bool:
 def add_to_win(code: str, extra: int, session: str | None = None) -> Any:
     def edit(row: Row, doc: dict[str, Any]) -> str:
         mine = session is None or row.originator_id == session
-        if mine and of_round(row, doc, contracts.SESSION_WIN_CREDITED, code):
+        if mine and (
+            of_round(row, doc, contracts.SESSION_WIN_CREDITED, code)
+            or of_round(row, doc, contracts.SESSION_ROUND_SETTLED, code)
+        ):
             doc["amount"] += extra
             doc["movement"]["amount"] += extra
         return KEEP
@@ -260,7 +263,7 @@ def table_log(store: Store, rounds: int | None) -> tuple[Live, dict[str, str], l
 def table_win(store: Store, played: list[Any]) -> tuple[str, str]:
     """(game code, session) of a seat whose round credited it a win."""
     for row in read_rows(store.db):
-        if row.topic == contracts.SESSION_WIN_CREDITED:
+        if row.topic in (contracts.SESSION_WIN_CREDITED, contracts.SESSION_ROUND_SETTLED):
             doc = payload(row)
             if doc["game_code"] in {r.code for r in played}:
                 return str(doc["game_code"]), row.originator_id
@@ -524,7 +527,7 @@ def test_a_dropped_table_round_is_re_opened_by_a_late_movement(
         def edit(row: Row, doc: dict[str, Any]) -> str:
             if (
                 not relabelled
-                and row.topic == contracts.SESSION_WIN_CREDITED
+                and row.topic in (contracts.SESSION_WIN_CREDITED, contracts.SESSION_ROUND_SETTLED)
                 and doc["game_code"] in later
             ):
                 relabelled.append(doc["game_code"])

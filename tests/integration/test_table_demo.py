@@ -16,6 +16,7 @@ from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.tables import commands as tc
 from ledger.tables.config import check_config, rules_of
+from ledger.tables.views import find_round
 from tests.conftest import Store
 from tests.helpers import ChosenSeeds, raw_rows
 from tests.integration.table_helpers import ChosenShoes, FakeClock, seed_of
@@ -120,3 +121,37 @@ def test_the_demo_goes_on_when_a_window_closes_under_load(
     assert sum(s["status"] == "sat-out" for s in first.values()) == 3 - seated
     for rnd in out["rounds"][1:]:
         assert {s["status"] for s in rnd["seats"].values()} == {"settled"}
+
+
+def test_a_refused_bet_is_not_placed_again_in_the_next_round(sqlite_store: Store) -> None:
+    """Ann's hand is a blackjack (dealer shows a 9): nobody has a choice, so the runner's
+    tick after bob's refused bet plays the round out and opens the next one. The demo
+    placed bob's bet again: it landed in that next round, the demo took that round's code
+    for its first, and reported bob and cat settled and ann sat out (the round ann played
+    was in no report). The random shoe deals the shared hand a blackjack about once in 20
+    demos: the PlaceBet-2-1 case above failed that often. Bob and cat sit this round out."""
+    clock = FakeClock()
+    rules = rules_of(check_config(dict(table_demo.DEMO_CONFIG)))
+    rest = shoe_from_seed(rules, seed_of(7))
+    chosen = Shoe.of("As 9h Kd 5c").cards  # player A, up 9, player K: blackjack; hole 5
+    shoe = Shoe(chosen + rest.cards, len(chosen) + len(rest.cards))
+    app = _demo_app(sqlite_store, clock, shoe)
+    Stall(app, clock, tc.PlaceBet, 2, 5_000)
+    out = table_demo.play(
+        app, "bj", "demo", sleep=lambda s: clock.advance(int(s * 1000)), clock=clock
+    )
+    rounds = out["rounds"]
+    assert [find_round(app, r["code"]).number for r in rounds] == [1, 2, 3]
+    first = rounds[0]["seats"]
+    assert {n: s["status"] for n, s in first.items()} == {
+        "ann": "settled",
+        "bob": "sat-out",
+        "cat": "sat-out",
+    }
+    assert first["ann"]["paid"] >= 200 + 300  # the blackjack paid 3:2 (side bets too)
+    for rnd in rounds[1:]:
+        assert {s["status"] for s in rnd["seats"].values()} == {"settled"}
+    for name in table_demo.PLAYERS:  # every round that moved money is reported
+        staked = sum(r["seats"][name]["staked"] for r in rounds)
+        paid = sum(r["seats"][name]["paid"] for r in rounds)
+        assert out["final_balances"][name] == 5_000 - staked + paid

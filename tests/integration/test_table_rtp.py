@@ -80,7 +80,7 @@ def expected(live: Live, rounds: list[TableRound]) -> dict[str, list[int]]:
 
 @pytest.fixture
 def played(store: Store) -> tuple[Live, list[TableRound], TableRound]:
-    live = Live(store, config={**CONFIG, "decks": 1})
+    live = Live(store, config={**CONFIG, "decks": 1, "penetration_permille": [450, 530]})
     sessions = {name: live.player(name, 100_000) for name in BETS}
     live.tick()
     rounds = [play_round(live, sessions, n) for n in range(1, 7)]

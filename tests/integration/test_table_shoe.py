@@ -18,7 +18,9 @@ from ledger.tables.config import rules_of
 from tests.conftest import Store
 from tests.integration.table_helpers import CONFIG, Live, a_seed_that_stops_at_a_step, plans_of
 
-ONE_DECK = {**CONFIG, "decks": 1}
+# one deck, cut early enough that a whole round always fits after the cut card (the
+# table refuses a shoe that could run out mid-round: ROUND_CARDS_MAX)
+ONE_DECK = {**CONFIG, "decks": 1, "penetration_permille": [450, 530]}
 POLICY = {"ann": ["double", "hit"], "bob": ["stand"], "cat": ["split", "hit"], "dan": []}
 
 

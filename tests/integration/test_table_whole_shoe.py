@@ -90,7 +90,9 @@ def alter_one_card(store: Store) -> None:
 def test_a_whole_shoe_with_many_seats_audits_round_by_round_and_a_changed_card_is_caught(
     store: Store,
 ) -> None:
-    live = Live(store, config={**CONFIG, "decks": 1, "settle_batch": 5})
+    live = Live(
+        store, config={**CONFIG, "decks": 1, "penetration_permille": [450, 530], "settle_batch": 5}
+    )
     sessions = [live.player(f"p{i:02d}", 100_000) for i in range(SEATS)]
     live.tick()
     rounds: list[TableRound] = []

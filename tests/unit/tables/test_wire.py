@@ -70,7 +70,7 @@ def test_a_configuration_keeps_its_recorded_form_and_reads_by_attribute() -> Non
     assert list(check_config({"chip": 200})) == list(DEFAULT_CONFIG)  # the keys' order too
     config = TableConfig.check({"limits": {"main": [200, 1_000]}, "betting_ms": 5_000})
     assert config.limits["main"] == (200, 1_000) and config.limits["hot-3"] == (100, 50_000)
-    assert config.betting_ms == 5_000 and config.settle_batch == 200
+    assert config.betting_ms == 5_000 and config.settle_batch == 1_000
     assert TableConfig.of(config.wire()) == config
     assert config.rules() == rules_of(config.wire())
     assert config.rules().min_bet == 200 and config.rules().decks == 8
@@ -88,9 +88,16 @@ def test_a_configuration_keeps_its_recorded_form_and_reads_by_attribute() -> Non
         {"chip": 0},
         {"grace_ms": -1},
         {"decks": 0},
+        {"decks": 1},  # 8 cards after a cut at 85 %: a round could run out of cards
+        {"decks": 1, "penetration_permille": [400, 558]},  # 23 after the latest cut
         {"ten_up": "sometimes"},
     ],
 )
 def test_a_bad_configuration_is_refused_with_its_typed_error(bad: Any) -> None:
     with pytest.raises(InvalidTableConfig):
         TableConfig.check(bad)
+
+
+def test_a_shoe_that_holds_a_whole_round_after_its_latest_cut_is_accepted() -> None:
+    # 52 cards, the latest cut at 52 * 557 // 1000 = 28: 24 cards follow, ROUND_CARDS_MAX
+    assert TableConfig.check({"decks": 1, "penetration_permille": [400, 557]}).decks == 1
