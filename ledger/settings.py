@@ -64,6 +64,10 @@ class Settings(BaseSettings):
     readside_poll_seconds: float = 0.1
     """How often the read side's runner looks for other workers' writes (this worker's
     own commits wake it at once); the views' lag behind the log is about this under load."""
+    gc_tuned: bool = False
+    """Once started, tune the garbage collector for a server (:mod:`ledger.gc_policy`:
+    start-up's objects frozen, collections less often); ``croupier serve`` sets it on
+    for its workers unless it is set."""
     create_tables: bool = True
     """``false`` when the schema was made by ``croupier db init`` (the application role owns
     nothing)."""
@@ -75,6 +79,10 @@ class Settings(BaseSettings):
     store_timeout_seconds: float = 1.0
     """PostgreSQL: the longest a request waits for a connection to the store (the pool's
     timeout) before it is answered 503 ``storage-unavailable`` with ``Retry-After``."""
+    startup_timeout_seconds: float = 10.0
+    """PostgreSQL: the longest a starting process waits for a connection while it creates
+    or reads its tables and key history (workers and the database often start together,
+    and a loaded server may take seconds to accept); a request's bound applies after."""
     group_commit_max: int = 64
     """Most waiting commands that share one transaction (group commit)."""
     snapshot_every: int = 100
@@ -224,7 +232,9 @@ class Settings(BaseSettings):
             # Bounded from the first connection on (whole seconds here; the exact
             # figure is set on the pool once it is built: ledger.store.bound_waits).
             bounds = {
-                "POSTGRES_CONNECT_TIMEOUT": str(math.ceil(self.store_timeout_seconds)),
+                "POSTGRES_CONNECT_TIMEOUT": str(
+                    math.ceil(max(self.store_timeout_seconds, self.startup_timeout_seconds))
+                ),
                 "POSTGRES_MAX_WAITING": str(MAX_WAITING),
             }
             env.update({k: v for k, v in bounds.items() if k not in os.environ})
