@@ -6,9 +6,11 @@ one log is played once through ``Casino.command`` (50 players: 45 on transfer se
 ``--cache``; each size is a copy of its first N events into a fresh store (SQLite: a new
 file; PostgreSQL: a fresh schema made by ``croupier db init``, rows COPYed in order, so
 the signatures and chains are the played ones). On each copy the views are built from
-the log (timed), a late player joins (account, deposit, session, 25 rounds), and these
-queries run the way the HTTP routes run them, interleaved, ``--reps`` times, in
-``--repeats`` rounds (the spread is between rounds):
+the log (timed; with ``--played-views`` the largest size is instead the whole played
+log, a few events over the size, with the views its play folded at commit), a late player
+joins (account, deposit, session, 25 rounds), and these queries run the way the HTTP
+routes run them, interleaved, ``--reps`` times, in ``--repeats`` rounds (the spread is
+between rounds):
 
 - ``statement_page``: a player's first page of 50 lines (``GET .../statement?limit=50``);
 - ``late_page``: the late player's first page;
@@ -17,7 +19,9 @@ queries run the way the HTTP routes run them, interleaved, ``--reps`` times, in
   from the start and (``recon_late``) from a cursor near the end.
 
 Each figure is p50 and p99 in ms, and the ratio of the largest size's p99 to the
-smallest's. The baseline measured in the same run is the old read path (each query
+smallest's; beside them (``_cpu_``) the same of the query's CPU time (its thread's), which
+leaves out the waits for a core that make most of a wall p99 on a loaded machine. The
+baseline measured in the same run is the old read path (each query
 folding the log from its first row: :class:`ledger.statement.StatementBook` over
 ``feed_opened``) for the first page and the balances, at every size (few repetitions).
 
@@ -32,12 +36,13 @@ command with the views is set against that without them, round by round.
 
     python bench/bench_read_side.py [--sizes 10000,100000] [--stores sqlite,postgres]
         [--reps 200] [--repeats 3] [--load-seconds 10] [--cache /tmp/croupier-read-side]
-        [--skip-queries] [--skip-lag]
+        [--skip-queries] [--skip-lag] [--played-views]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import random
 import shutil
@@ -59,6 +64,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from record import Run  # noqa: E402
 
+from ledger import gc_policy  # noqa: E402
 from ledger.bootstrap import bootstrap  # noqa: E402
 from ledger.casino import Casino  # noqa: E402
 from ledger.checkpoints import feed_opened  # noqa: E402
@@ -130,9 +136,10 @@ def play_log(folder: Path, events: int) -> Path:
 # -- copies of a prefix ----------------------------------------------------------------------
 
 
-def sqlite_copy(played: Path, events: int, into: Path) -> Settings:
+def sqlite_copy(played: Path, events: int, into: Path, keep_views: bool = False) -> Settings:
     """The first ``events`` events of the played log in a new SQLite store (its snapshots
-    and views left out: the views are built from the copy)."""
+    and views left out: the views are built from the copy); ``keep_views``: the whole
+    log with the views its play folded at commit."""
     shutil.rmtree(into, ignore_errors=True)
     into.mkdir(parents=True)
     shutil.copytree(played / "data" / "keys", into / "keys")
@@ -144,18 +151,22 @@ def sqlite_copy(played: Path, events: int, into: Path) -> Settings:
     triggers = target.execute("SELECT name FROM sqlite_master WHERE type='trigger'").fetchall()
     for (trigger,) in triggers:
         target.execute(f"DROP TRIGGER {trigger}")  # the store puts them back when it opens
-    target.execute("DELETE FROM stored_events WHERE rowid > ?", (events,))
     target.execute("DELETE FROM stored_snapshots")
-    for name in names:
-        if "_view_" in name or name == "tracking":
-            target.execute(f"DROP TABLE {name}")
+    if not keep_views:
+        target.execute("DELETE FROM stored_events WHERE rowid > ?", (events,))
+        for name in names:
+            if "_view_" in name or name == "tracking":
+                target.execute(f"DROP TABLE {name}")
     target.commit()
     target.execute("VACUUM")
     target.close()
     return Settings(data_dir=into)
 
 
-def postgres_copy(played: Path, events: int, into: Path) -> tuple[Settings, str]:
+def postgres_copy(
+    played: Path, events: int, into: Path, keep_views: bool = False
+) -> tuple[Settings, str]:
+    """As :func:`sqlite_copy`, into a fresh PostgreSQL schema (rows COPYed in order)."""
     import psycopg
 
     from api.dbinit import init_db
@@ -173,7 +184,7 @@ def postgres_copy(played: Path, events: int, into: Path) -> tuple[Settings, str]
     rows = source.execute(
         "SELECT originator_id, originator_version, topic, state FROM stored_events "
         "WHERE rowid <= ? ORDER BY rowid",
-        (events,),
+        (2**62 if keep_views else events,),  # the views reflect the whole log
     )
     with psycopg.connect(PG) as conn, conn.cursor() as cur:
         with cur.copy(
@@ -182,9 +193,36 @@ def postgres_copy(played: Path, events: int, into: Path) -> tuple[Settings, str]
         ) as copy:
             for oid, version, topic, state in rows:
                 copy.write_row((str(uuid.UUID(oid)), version, topic, state))
+        if keep_views:
+            copy_views(source, cur, schema)
         conn.commit()
     source.close()
     return Settings(data_dir=into, database_url=url), schema
+
+
+def copy_views(source: sqlite3.Connection, cur: Any, schema: str) -> None:
+    """The played log's views and tracking rows, from its SQLite store into ``schema``
+    (made by ``croupier db init``: the same tables, named for PostgreSQL)."""
+    from ledger.readside import projectors
+
+    for projector in projectors():
+        for table in projector.tables:
+            names = ", ".join(table.names)
+            rows = source.execute(f"SELECT {names} FROM stored_view_{projector.name}_{table.name}")
+            target = f"{schema}.casino_view_{projector.name}_{table.name}"
+            with cur.copy(f"COPY {target} ({names}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        (position,) = source.execute(
+            "SELECT notification_id FROM tracking WHERE application_name = ?",
+            (f"stored:{projector.name}",),
+        ).fetchone()
+        cur.execute(
+            f"INSERT INTO {schema}.casino_tracking (application_name, notification_id) "
+            "VALUES (%s, %s) ON CONFLICT (application_name) "
+            "DO UPDATE SET notification_id = excluded.notification_id",
+            (f"casino:{projector.name}", position),
+        )
 
 
 def drop_schema(schema: str) -> None:
@@ -234,15 +272,22 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def measure(queries: dict[str, Callable[[], object]], reps: int) -> dict[str, list[float]]:
+def measure(
+    queries: dict[str, Callable[[], object]], reps: int, cpu: dict[str, list[float]] | None = None
+) -> dict[str, list[float]]:
+    """Each query's wall times (ms), ``reps`` each, interleaved; and, into ``cpu``, the
+    CPU time of the query's thread (ms): on a loaded machine a wall p99 is mostly the
+    time the thread waited for a core, which its CPU time leaves out."""
     times: dict[str, list[float]] = {name: [] for name in queries}
     names = list(queries)
     for _ in range(reps):
         random.shuffle(names)
         for name in names:
-            t = time.perf_counter()
+            c, t = time.thread_time(), time.perf_counter()
             queries[name]()
             times[name].append((time.perf_counter() - t) * 1000)
+            if cpu is not None:
+                cpu.setdefault(name, []).append((time.thread_time() - c) * 1000)
     return times
 
 
@@ -276,12 +321,12 @@ def settle_and_explain(app: Casino, late: str, late_cursor: int) -> None:
             print(name, *(row[0] for row in plan), sep="\n  ", flush=True)
 
 
-def size_figures(settings: Settings, reps: int, repeats: int) -> dict[str, Any]:
+def size_figures(settings: Settings, reps: int, repeats: int, old: bool = True) -> dict[str, Any]:
     app = bootstrap(settings)
     try:
         events = int(app.recorder.max_notification_id() or 0)
         t = time.perf_counter()
-        app.readside.catch_up()
+        app.readside.catch_up()  # nothing to do on views kept from the play
         build_s = time.perf_counter() - t
         late = late_player(app)
         app.readside.catch_up()
@@ -296,7 +341,8 @@ def size_figures(settings: Settings, reps: int, repeats: int) -> dict[str, Any]:
             "recon_page": lambda: page(app, OP, limit=51),
             "recon_late": lambda: page(app, OP, after=late_cursor, limit=51),
         }
-        rounds = [measure(queries, reps) for _ in range(repeats)]
+        cpus: list[dict[str, list[float]]] = [{} for _ in range(repeats)]
+        rounds = [measure(queries, reps, cpus[r]) for r in range(repeats)]
         out: dict[str, Any] = {"events": events, "views_built_s": round(build_s, 1)}
         for name in queries:
             p50s = [statistics.median(r[name]) for r in rounds]
@@ -304,14 +350,20 @@ def size_figures(settings: Settings, reps: int, repeats: int) -> dict[str, Any]:
             out[f"{name}_p50_ms"] = round(statistics.median(p50s), 3)
             out[f"{name}_p99_ms"] = round(statistics.median(p99s), 3)
             out[f"{name}_p99_spread_ms"] = [round(min(p99s), 3), round(max(p99s), 3)]
-        old = measure(
+            cpu_p50s = [statistics.median(r[name]) for r in cpus]
+            cpu_p99s = [percentile(r[name], 0.99) for r in cpus]
+            out[f"{name}_cpu_p50_ms"] = round(statistics.median(cpu_p50s), 3)
+            out[f"{name}_cpu_p99_ms"] = round(statistics.median(cpu_p99s), 3)
+        if not old:
+            return out
+        folded = measure(
             {
                 "old_page": lambda: old_page(app, "p20"),
                 "old_balances": lambda: old_balances(app, "p20"),
             },
             3,
         )
-        for name, values in old.items():
+        for name, values in folded.items():
             out[f"{name}_ms"] = round(statistics.median(values), 1)
         return out
     finally:
@@ -321,11 +373,18 @@ def size_figures(settings: Settings, reps: int, repeats: int) -> dict[str, Any]:
 # -- lag under load ---------------------------------------------------------------------------
 
 
-def lag_under_load(settings: Settings, seconds: float, views: bool) -> dict[str, Any]:
+def lag_under_load(
+    settings: Settings, seconds: float, views: bool, gc_tuned: bool = True
+) -> dict[str, Any]:
     """50 threads of Red Dog for ``seconds`` on a fresh store; ``views``: the views
     folded at commit and the runner on (as ``croupier serve`` runs them), else neither
-    (the views left behind: the commands' cost alone)."""
+    (the views left behind: the commands' cost alone). ``gc_tuned``: the collector as
+    ``croupier serve`` tunes it once started (:mod:`ledger.gc_policy`), else the
+    interpreter's defaults."""
     app = bootstrap(settings)
+    defaults = gc.get_threshold()
+    if gc_tuned:
+        gc_policy.tune()
     fold = app.readside.commits
     assert fold is not None
     runner = Runner(app.readside, settings.readside_poll_seconds)
@@ -333,25 +392,33 @@ def lag_under_load(settings: Settings, seconds: float, views: bool) -> dict[str,
     lags: list[float] = []
     lock = threading.Lock()
     views_cpu = [0.0]  # the fold at commit, in the commands' threads, and the runner's
-    real_catch_up, real_inserted = app.readside.catch_up, fold.inserted
+    real_catch_up = app.readside.catch_up
+    inside = threading.local()
 
-    def timed_catch_up() -> int:
-        t = time.thread_time()
-        try:
-            return real_catch_up()
-        finally:
-            views_cpu[0] += time.thread_time() - t
+    def timed(method: Callable[..., Any]) -> Callable[..., Any]:
+        """``method`` with its thread's CPU added to the views' (once when one calls
+        another: ``before_insert`` ends a previous attempt with ``ended``)."""
 
-    def timed_inserted(c: Any, stored: Any, ids: Any) -> None:
-        t = time.thread_time()
-        try:
-            real_inserted(c, stored, ids)
-        finally:
-            with lock:
-                views_cpu[0] += time.thread_time() - t
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if getattr(inside, "on", False):
+                return method(*args, **kwargs)
+            inside.on = True
+            t = time.thread_time()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                inside.on = False
+                with lock:
+                    views_cpu[0] += time.thread_time() - t
 
-    app.readside.catch_up = timed_catch_up  # type: ignore[method-assign]
-    fold.inserted = timed_inserted  # type: ignore[method-assign]
+        return call
+
+    app.readside.catch_up = timed(real_catch_up)  # type: ignore[method-assign]
+    # Every step of the fold at commit: the tracking rows read before the insert, the
+    # fold and its writes after it, the rows kept once the transaction has ended.
+    fold.before_insert = timed(fold.before_insert)  # type: ignore[method-assign]
+    fold.inserted = timed(fold.inserted)  # type: ignore[method-assign]
+    fold.ended = timed(fold.ended)  # type: ignore[method-assign]
 
     def committed(position: int) -> None:
         with lock:
@@ -416,6 +483,8 @@ def lag_under_load(settings: Settings, seconds: float, views: bool) -> dict[str,
         runner.stop()
     folded = fold.folded
     app.close()
+    gc.unfreeze()  # the next run starts from the interpreter's collector again
+    gc.set_threshold(*defaults)
     commands = done[0]
     out: dict[str, Any] = {
         "commands": commands,
@@ -459,18 +528,19 @@ def spread(values: list[float]) -> dict[str, float]:
     }
 
 
-def lag_runs(kind: str, cache: Path, seconds: float, repeats: int) -> None:
+def lag_runs(kind: str, cache: Path, seconds: float, repeats: int, gc_tuned: bool) -> None:
     """``repeats`` rounds, each with and without the views (the order alternating), each
     on a fresh store; the views' CPU share measured two ways: the time spent folding
     (in the commands' threads and the runner's) over the rest, and the difference of the
     process's CPU per command with and without them."""
-    run = Run("bench_read_side", f"lag {kind} 50 threads {seconds:g}s x{repeats}")
+    collector = "serve's gc" if gc_tuned else "default gc"
+    run = Run("bench_read_side", f"lag {kind} 50 threads {seconds:g}s x{repeats}, {collector}")
     rounds: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
     for r in range(repeats):
         for views in (True, False) if r % 2 == 0 else (False, True):
             settings, schema = fresh(kind, cache / f"lag-{kind}")
             try:
-                found = lag_under_load(settings, seconds, views)
+                found = lag_under_load(settings, seconds, views, gc_tuned)
             finally:
                 if schema:
                     drop_schema(schema)
@@ -511,6 +581,23 @@ def main() -> None:
     parser.add_argument("--cache", default="/tmp/croupier-read-side")
     parser.add_argument("--skip-queries", action="store_true")
     parser.add_argument("--skip-lag", action="store_true")
+    parser.add_argument(
+        "--old-up-to",
+        type=int,
+        help="the old path (folding the log from its first row) measured only at sizes up "
+        "to this (at 10^6 events its balances take 70 to 85 s a call)",
+    )
+    parser.add_argument(
+        "--gc-default",
+        action="store_true",
+        help="the lag runs with the interpreter's collector, not croupier serve's",
+    )
+    parser.add_argument(
+        "--played-views",
+        action="store_true",
+        help="the largest size is the whole played log with the views its play folded at "
+        "commit (not rebuilt: at 10^6 events a rebuild took 8 min on SQLite, 27 on PostgreSQL)",
+    )
     args = parser.parse_args()
     cache = Path(args.cache)
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -523,15 +610,21 @@ def main() -> None:
             for size in sizes:
                 where = cache / f"{kind}-{size}"
                 schema = None
+                # the whole played log, with the views its play folded at commit
+                keep = args.played_views and size == max(sizes)
                 if kind == "sqlite":
-                    settings = sqlite_copy(played, size, where)
+                    settings = sqlite_copy(played, size, where, keep)
                 else:
-                    settings, schema = postgres_copy(played, size, where)
+                    settings, schema = postgres_copy(played, size, where, keep)
                 try:
-                    per_size[size] = size_figures(settings, args.reps, args.repeats)
+                    old = args.old_up_to is None or size <= args.old_up_to
+                    per_size[size] = size_figures(settings, args.reps, args.repeats, old)
                 finally:
                     if schema:
                         drop_schema(schema)
+                if keep:
+                    per_size[size]["views_from_play"] = True
+                    del per_size[size]["views_built_s"]
                 print(kind, size, per_size[size], flush=True)
             small, large = per_size[sizes[0]], per_size[sizes[-1]]
             figures: dict[str, Any] = {}
@@ -542,6 +635,8 @@ def main() -> None:
             for name in ("statement_page", "late_page", "balances", "recon_page", "recon_late"):
                 ratio = large[f"{name}_p99_ms"] / small[f"{name}_p99_ms"]
                 figures[f"{name}_p99_ratio_{sizes[-1]}_vs_{sizes[0]}"] = round(ratio, 2)
+                cpu_ratio = large[f"{name}_cpu_p99_ms"] / small[f"{name}_cpu_p99_ms"]
+                figures[f"{name}_cpu_p99_ratio_{sizes[-1]}_vs_{sizes[0]}"] = round(cpu_ratio, 2)
             baseline = {
                 f"{size}:{k}": v
                 for size, f in per_size.items()
@@ -551,7 +646,7 @@ def main() -> None:
             run.done(figures, baseline)
     for kind in stores:
         if not args.skip_lag:
-            lag_runs(kind, cache, args.load_seconds, args.repeats)
+            lag_runs(kind, cache, args.load_seconds, args.repeats, not args.gc_default)
 
 
 if __name__ == "__main__":

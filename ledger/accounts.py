@@ -290,6 +290,18 @@ class GameSession(Aggregate):
         last_stake: dict[str, Any] | None
         upcast_v1_v2 = staticmethod(_game_code_from_round_id)
 
+    class RoundSettled(Aggregate.Event):
+        """The win of a round credited and the round closed, in one event: what
+        :class:`WinCredited` then :class:`RoundClosed` record (a live table settles a
+        winning seat with it; logs written before hold the pair, which still replays)."""
+
+        TOPIC = contracts.SESSION_ROUND_SETTLED
+        game_code: str
+        amount: int
+        balance: int
+        movement: dict[str, Any]
+        last_stake: dict[str, Any] | None
+
     def stake(self, game_code: str, amount: int) -> None:
         self.check_open()
         self.check_debit(amount)
@@ -321,6 +333,33 @@ class GameSession(Aggregate):
         self, game_code: str, amount: int, balance: int, movement: dict[str, Any]
     ) -> None:
         self.balance = balance
+
+    def settle_round(self, game_code: str, amount: int, last_stake: dict[str, Any] | None) -> None:
+        """Credit a round's win (``amount`` > 0) and close the round, as one event."""
+        self.check_open()
+        if amount <= 0:
+            raise ValueError("a settled round's credit is positive (close it without one)")
+        self._round_settled(
+            game_code=game_code,
+            amount=amount,
+            balance=self._after(amount),
+            movement=movement(house_ledger(self.currency), self._funds(), amount, self.currency),
+            last_stake=last_stake,
+        )
+
+    @event(RoundSettled)
+    def _round_settled(
+        self,
+        game_code: str,
+        amount: int,
+        balance: int,
+        movement: dict[str, Any],
+        last_stake: dict[str, Any] | None,
+    ) -> None:
+        self.balance = balance
+        self.open_round = None
+        if last_stake is not None:
+            self.last_stake = dict(last_stake)
 
     def refund(self, game_code: str, amount: int) -> None:
         if not self.seamless:  # a seamless refund goes to the wallet, even after the close

@@ -15,6 +15,7 @@ KINDS = {
     "session-returned": "session-return",
     "stake-debited": "stake",
     "win-credited": "win",
+    "round-settled": "win",
     "refunded": "refund",
     "round-refunded": "refund",
     "win-reversed": "reversal",

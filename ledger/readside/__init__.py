@@ -109,11 +109,14 @@ class ReadSide:
         transaction); a view behind the others steps alone until it joins them."""
         views = list(self.projections.values())
         names = [p.view.tracking_name for p in views]
-        head, found = views[0].view.positions(names)
+        head, found = views[0].view.positions(names)  # one query for the three
         if not found:  # no tracking row yet (the views' tables made elsewhere)
             head = views[0].head()
+        first = True
         while True:
-            _, found = views[0].view.positions(names)  # one query for the three
+            if not first:  # the first pass reads the positions read with the head
+                _, found = views[0].view.positions(names)
+            first = False
             positions = [found.get(n, 0) for n in names]
             start = min(positions)
             if start >= head:

@@ -4,15 +4,23 @@ the same transaction, from the events the writer holds in memory.
 The store's recorder calls :class:`CommitFold` inside every transaction that inserts
 events (:class:`ledger.store.InsertObserver`); for each view it can take at once, it:
 
-1. reads the view's tracking row and the log's head before this insert (PostgreSQL: the
-   tracking rows ``FOR UPDATE SKIP LOCKED``, pipelined after the insert lock and before
-   the insert, so it costs no round trip; SQLite: after the insert, under the write lock);
-2. if the view is at that head, folds the inserted events (their payloads as sealed a
-   moment ago: nothing to verify or read back); if it is a few events behind
-   (:data:`GAP`: another writer's events, a step of the runner not taken), reads and
-   verifies those first; further behind, leaves it to the runner;
-3. writes the rows and the new position in the events' transaction (in a savepoint: a
-   view that fails to fold is left behind, the command is not refused for it).
+1. reads the view's tracking row and the log's head before this insert, after the insert
+   under its lock (PostgreSQL: the tracking rows ``FOR UPDATE SKIP LOCKED``, already in
+   the savepoint of step 3: pipelined before the insert, as it was, a refused read aborted
+   the insert with it);
+2. if the view is at that head, folds the inserted events in one pass for every view:
+   each event is read once, from its domain event (:mod:`ledger.readside.records`: the
+   payload the log holds, built field by field as the projectors read it, with no JSON
+   encoded or decoded; rows inserted without their domain events are decoded from their
+   sealed payloads); if the view is a few events behind (:data:`GAP`: another writer's
+   events, a step of the runner not taken), reads and verifies those first; further
+   behind, leaves it to the runner;
+3. writes the rows and the new position in the events' transaction, in a savepoint (a
+   view that fails to fold is left behind, the command is not refused for it): on
+   PostgreSQL one statement for every view's rows and tracking rows
+   (:meth:`ledger.readside.view.View.write_together`), then a sync of the pipeline, so
+   that a statement the database refuses raises inside the savepoint and not at the
+   events' commit; on SQLite one ``executemany`` per table.
 
 Every writer of the log goes through the recorder (commands in batches, tables, the
 seamless outbox, the sealer), so the views move with the log and a read rarely has
@@ -37,10 +45,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from eventsourcing.persistence import Notification, StoredEvent
+from eventsourcing.persistence import JSONTranscoder, Notification, StoredEvent
 
 from ledger import envelope
-from ledger.readside.projection import Event, Projection
+from ledger.readside.projection import (
+    Event,
+    Projection,
+    Projector,
+    fold,
+    opened_events,
+    prefetch,
+)
+from ledger.readside.records import payload_of, records
 
 log = logging.getLogger("croupier.readside")
 
@@ -62,7 +78,7 @@ class _Commit:
     """One transaction's state, in the thread that runs it."""
 
     locked: list[Projection] = field(default_factory=list)
-    found: Any = None  # the cursor holding the tracking rows (PostgreSQL, pipelined)
+    names: list[str] = field(default_factory=list)  # their tracking names
     folded: list[tuple[Projection, int, int]] = field(default_factory=list)
 
 
@@ -80,6 +96,25 @@ class CommitFold:
         first = views[0].view
         self._postgres = first.postgres
         self._events, self._tracking = first.events_table, first.tracking_table
+        self._source = views[0].source
+        transcoder = getattr(readside.app.mapper, "transcoder", None)
+        self._asks: dict[tuple[str, ...], dict[str, Any]] = {}
+        """Per set of views folded together, per topic: the projectors to ask."""
+        self._payload = payload_of(transcoder) if isinstance(transcoder, JSONTranscoder) else None
+        """Builds a domain event's payload as the log holds it (None: a transcoder other
+        than the library's JSON one; the sealed payloads are decoded instead)."""
+        self._pg_positions = first.sql(
+            "SELECT application_name AS name, notification_id AS position, "
+            f"(SELECT MAX(notification_id) FROM {self._events} WHERE notification_id < ?) "
+            f"AS head FROM {self._tracking} WHERE application_name = ANY(?) "
+            "FOR UPDATE SKIP LOCKED"
+        )
+        self._sqlite_positions = {
+            n: "SELECT application_name AS name, notification_id AS position, "
+            f"(SELECT MAX(rowid) FROM {self._events} WHERE rowid < ?) AS head "
+            f"FROM {self._tracking} WHERE application_name IN ({', '.join('?' * n)})"
+            for n in range(1, len(views) + 1)
+        }
 
     def _state(self) -> _Commit | None:
         state: _Commit | None = getattr(self._local, "commit", None)
@@ -91,53 +126,44 @@ class CommitFold:
             return
         state = _Commit()
         self._local.commit = state
-        for p in self.readside.projections.values():
+        for name, p in self._names.items():
             if p.lock.acquire(blocking=False):
                 state.locked.append(p)
-        if state.locked and self._postgres:
-            names = [p.view.tracking_name for p in state.locked]
-            c.execute(
-                state.locked[0].view.sql(
-                    "SELECT application_name AS name, notification_id AS position, "
-                    f"(SELECT MAX(notification_id) FROM {self._events}) AS head "
-                    f"FROM {self._tracking} WHERE application_name = ANY(?) "
-                    "FOR UPDATE SKIP LOCKED"
-                ),
-                (names,),
-                prepare=True,
-            )
-            state.found = c
+                state.names.append(name)
 
-    def inserted(self, c: Any, stored: Sequence[StoredEvent], ids: Sequence[int]) -> None:
+    def inserted(
+        self,
+        c: Any,
+        stored: Sequence[StoredEvent],
+        ids: Sequence[int],
+        events: Sequence[Any] | None = None,
+    ) -> None:
         state = self._state()
         if state is None or not state.locked:
             return
         view = state.locked[0].view
-        if state.found is not None:
-            rows = state.found.fetchall()
+        if self._postgres:
+            # Every statement of the fold in the savepoint, the tracking rows' read too:
+            # pipelined before the insert, a refused read (a timeout, a table altered)
+            # aborted the insert with it. After the insert, under its lock.
+            view.execute(c, "SAVEPOINT readside_commit")
+            try:
+                c.execute(self._pg_positions, (min(ids), state.names), prepare=True)
+                rows = c.fetchall()
+            except Exception as e:
+                self._abandon(c, view, [], e)
+                return
         else:  # SQLite: under the write lock since the insert
-            names = [p.view.tracking_name for p in state.locked]
-            marks = ", ".join("?" for _ in names)
-            view.execute(
-                c,
-                "SELECT application_name AS name, notification_id AS position, "
-                f"(SELECT MAX(rowid) FROM {self._events} WHERE rowid < ?) AS head "
-                f"FROM {self._tracking} WHERE application_name IN ({marks})",
-                (min(ids), *names),
-            )
+            view.execute(c, self._sqlite_positions[len(state.locked)], (min(ids), *state.names))
             rows = c.fetchall()
         if not rows:
-            return
+            return  # PostgreSQL: the savepoint is left to the transaction's end
         head = int(rows[0]["head"] or 0)
         at = {self._names[r["name"]]: int(r["position"] or 0) for r in rows}
         end = max(ids)
-        own = [
-            Notification(s.originator_id, s.originator_version, s.topic, s.state, n)
-            for s, n in zip(stored, ids, strict=True)
-        ]
-        gaps: dict[int, list[Notification] | None] = {}
-        docs: dict[int, dict[str, Any] | None] = {}
-        plan: list[tuple[Projection, int, list[Event]]] = []
+        gaps: dict[int, list[Event] | None] = {}
+        unread = False
+        plan: list[tuple[Projection, list[Event]]] = []
         for p, position in at.items():
             try:
                 if position not in gaps:
@@ -145,7 +171,6 @@ class CommitFold:
                 gap = gaps[position]
                 if gap is None:
                     continue  # too far behind (or ahead: a view reset under it): the runner's
-                events = p.wanted(gap) + p.wanted(own, opened=lambda n: _payload(n, docs))
             except Exception as e:
                 # A row before this commit the read side cannot read (a tampered row the
                 # sealer is refusing, say) must not refuse the command: the runner, which
@@ -153,38 +178,65 @@ class CommitFold:
                 gaps[position] = None
                 self.failures += 1
                 log.warning("read side: events before a commit not read: %r", e)
+                unread = True
                 continue
-            plan.append((p, position, events))
+            plan.append((p, gap))
         if not plan:
+            if self._postgres and unread:  # the read may have been refused by the database
+                self._abandon(c, view, [], None)
             return
-        view.execute(c, "SAVEPOINT readside_commit")
+        if not self._postgres:
+            view.execute(c, "SAVEPOINT readside_commit")
         try:
-            for p, position, events in plan:
-                p.rows.begin(c, position)
-                for seq, oid, topic, doc in events:
-                    p.projector.apply(p.rows, seq, oid, topic, doc)
-                p.rows.flush()
-            view.track_all(c, [p.view.tracking_name for p, _, _ in plan], end)
-            view.execute(c, "RELEASE SAVEPOINT readside_commit")
-        except Exception as e:
-            # The events are written whatever the views do: the views stay where they
-            # were and the runner (which logs what fails there) takes them from there.
+            projectors = [p.projector for p, _ in plan]
+            if events is not None and self._payload is not None:
+                asks = self._asks.setdefault(tuple(p.projector.name for p, _ in plan), {})
+                own = records(projectors, stored, ids, events, self._payload, asks)
+            else:  # events inserted without their domain events: their sealed payloads
+                own = _decoded(projectors, stored, ids)
+            for p, gap in plan:
+                p.rows.begin(c, at[p])
+                if gap:
+                    fold([(p.projector, p.rows)], gap)
+            prefetch([(p.projector, p.rows) for p, _ in plan], own)
+            fold([(p.projector, p.rows) for p, _ in plan], own)
+            view.write_together(c, [(p.view, p.rows.changes()) for p, _ in plan], end)
             if self._postgres:
-                # A refused statement stops the pipeline until its next sync; the
-                # transaction is then open again to the rollback to the savepoint.
-                with contextlib.suppress(Exception), c.connection.pipeline() as pipeline:
+                view.execute(c, "RELEASE SAVEPOINT readside_commit")
+                # psycopg raises a pipelined statement's error when its result is read:
+                # without a sync here, a refused write (or one refused after a while, a
+                # lock's timeout) surfaced at the events' commit, outside this try, and
+                # refused the command ("pipeline aborted"). One round trip a commit.
+                pipeline = getattr(c.connection, "_pipeline", None)
+                if pipeline is not None:
                     pipeline.sync()
-            view.execute(c, "ROLLBACK TO SAVEPOINT readside_commit")
-            for p, _, _ in plan:
-                p.rows.discard()
-            self.failures += 1
-            log.warning("read side: a commit's events not folded: %r", e)
+            # SQLite: not released, the transaction's commit ends it (a statement saved).
+        except Exception as e:
+            self._abandon(c, view, [p for p, _ in plan], e)
             return
-        state.folded = [(p, end, len(events)) for p, _, events in plan]
+        state.folded = [(p, end, len(gap) + len(own)) for p, gap in plan]
 
-    def _gap(self, c: Any, view: Any, position: int, head: int) -> list[Notification] | None:
-        """The events after ``position`` up to ``head`` (the log before this insert), or
-        None if there are more than :data:`GAP` of them."""
+    def _abandon(
+        self, c: Any, view: Any, plan: Sequence[Projection], error: Exception | None
+    ) -> None:
+        """The views stay where they were (the savepoint rolled back) and the runner
+        (which logs what fails there) takes them from there: the events are written
+        whatever the views do."""
+        if self._postgres:
+            # A refused statement stops the pipeline until its next sync; the
+            # transaction is then open again to the rollback to the savepoint.
+            with contextlib.suppress(Exception), c.connection.pipeline() as pipeline:
+                pipeline.sync()
+        view.execute(c, "ROLLBACK TO SAVEPOINT readside_commit")
+        for p in plan:
+            p.rows.discard()
+        if error is not None:
+            self.failures += 1
+            log.warning("read side: a commit's events not folded: %r", error)
+
+    def _gap(self, c: Any, view: Any, position: int, head: int) -> list[Event] | None:
+        """The events after ``position`` up to ``head`` (the log before this insert),
+        read and verified, or None if there are more than :data:`GAP` of them."""
         if position == head:
             return []
         # SQLite's rowids count the events; PostgreSQL's ids may skip (a rolled back
@@ -203,7 +255,7 @@ class CommitFold:
             return None
         # SQLite keeps the id as text, PostgreSQL as a uuid
         convert = getattr(self.readside.app.recorder, "convert_originator_id", lambda i: i)
-        return [
+        notes = [
             Notification(
                 convert(r["originator_id"]),
                 r["originator_version"],
@@ -213,6 +265,8 @@ class CommitFold:
             )
             for r in found
         ]
+        projectors = [p.projector for p in self.readside.projections.values()]
+        return opened_events(projectors, notes, self._source.open)
 
     def ended(self, committed: bool) -> None:
         state = self._state()
@@ -231,16 +285,24 @@ class CommitFold:
             p.lock.release()
 
 
-def _payload(note: Any, docs: dict[int, dict[str, Any] | None]) -> dict[str, Any] | None:
-    """A payload this process has just sealed (so it is not verified again), decoded once
-    for every view."""
-    if note.id not in docs:
-        try:
-            doc = json.loads(envelope.decode(note.state).payload)
-        except ValueError:
-            doc = None
-        docs[note.id] = doc if isinstance(doc, dict) else None
-    return docs[note.id]
+def _decoded(
+    projectors: Sequence[Projector], stored: Sequence[StoredEvent], ids: Sequence[int]
+) -> list[Event]:
+    """The events of an insert that came without its domain events, from the payloads
+    this process has just sealed (so they are not verified again)."""
+    notes = [
+        Notification(s.originator_id, s.originator_version, s.topic, s.state, n)
+        for s, n in zip(stored, ids, strict=True)
+    ]
+    return opened_events(projectors, notes, _opened)
+
+
+def _opened(note: Any) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(envelope.decode(note.state).payload)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def follow_commits(readside: ReadSide) -> CommitFold | None:

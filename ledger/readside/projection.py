@@ -19,9 +19,9 @@ from __future__ import annotations
 import json
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ledger.readside.view import Key, Memory, Moved, Row, Rows, Table, View
 
@@ -59,11 +59,28 @@ class Projector(ABC):
         event passed over is neither verified nor decoded)."""
         return True
 
+    def takes(self, topic: str, doc: Mapping[str, Any]) -> bool:
+        """Whether an event (its topic and the names of its payload's fields) may change
+        the view: what :meth:`wants` asks of the stored bytes, asked of the payload (or of
+        the domain event's attributes, before its payload is built). Never narrower than
+        :meth:`apply`: an event it passes over changes nothing."""
+        return True
+
+    def takes_topic(self, topic: str) -> bool | None:
+        """What :meth:`takes` answers for every event of ``topic`` (True: each is taken,
+        False: none is), or None when it depends on the event's fields. Asked once per
+        topic per batch: the fold asks :meth:`takes` only of the events it must."""
+        return None
+
     @abstractmethod
-    def apply(
-        self, rows: Any, seq: int, originator_id: str, topic: str, doc: dict[str, Any]
-    ) -> None:
-        """Fold one event (``doc``: its payload) into ``rows``."""
+    def apply(self, rows: Any, event: Event) -> None:
+        """Fold one event into ``rows``."""
+
+    def needs(self, rows: Any, event: Event) -> Iterable[tuple[Table, Key]]:
+        """The rows :meth:`apply` will read for ``event``, as far as the event and the
+        rows held now (``rows.peek``) tell: read beforehand, a batch's rows at once
+        (:func:`prefetch`). A hint only: a row not named here is read when asked for."""
+        return ()
 
 
 @dataclass(frozen=True)
@@ -98,7 +115,41 @@ class Checked:
         }
 
 
-Event = tuple[int, str, str, dict[str, Any]]
+class Event(NamedTuple):
+    """One event as every projector reads it: its log position (notification id), its
+    aggregate (the originator id as text), its topic and its payload (the JSON object the
+    log holds, decoded: :func:`ledger.readside.records.payload` builds the same object
+    from the domain event a writer holds, without encoding or decoding it)."""
+
+    seq: int
+    originator_id: str
+    topic: str
+    doc: Mapping[str, Any]
+
+
+def fold(pairs: Sequence[tuple[Projector, Any]], events: Iterable[Event]) -> None:
+    """Fold ``events`` into every (projector, rows) of ``pairs`` in one pass: each event
+    is read once and handed to each projector that takes it, in log order."""
+    plans: dict[str, list[tuple[Projector, Any, bool]]] = {}
+    for event in events:
+        topic = event.topic
+        plan = plans.get(topic)
+        if plan is None:  # who takes this topic: always (no question asked), never, or ask
+            verdicts = [(p, rows, p.takes_topic(topic)) for p, rows in pairs]
+            plan = plans[topic] = [(p, r, v is None) for p, r, v in verdicts if v is not False]
+        for projector, rows, ask in plan:
+            if not ask or projector.takes(topic, event.doc):
+                projector.apply(rows, event)
+
+
+def prefetch(pairs: Sequence[tuple[Projector, Any]], events: Sequence[Event]) -> None:
+    """Each view's rows the fold of ``events`` will read, read beforehand in one
+    statement per table (:meth:`ledger.readside.view.Rows.prefetch`), not one per row
+    (rows held in memory, :class:`~ledger.readside.view.Memory`, need none)."""
+    for projector, rows in pairs:
+        fetch = getattr(rows, "prefetch", None)
+        if fetch is not None:
+            fetch(projector, events)
 
 
 class Source:
@@ -192,17 +243,7 @@ class Projection:
     ) -> list[Event]:
         """The notifications the projector wants, opened (by ``opened``: the source's
         :meth:`Source.open` by default, which verifies)."""
-        topics = self.projector.topics
-        open_ = opened or self.source.open
-        wanted = []
-        for note in notes:
-            if topics and note.topic not in topics:
-                continue
-            if self.projector.wants(note.topic, note.state):
-                doc = open_(note)
-                if doc is not None:
-                    wanted.append((note.id, str(note.originator_id), note.topic, doc))
-        return wanted
+        return opened_events([self.projector], notes, opened or self.source.open)
 
     def step(self, head: int | None = None) -> int:
         """Apply the next batch; the view's position after it."""
@@ -220,8 +261,8 @@ class Projection:
                 if self.view.lock(c) != start:
                     raise Moved
                 self.rows.begin(c, start)
-                for seq, oid, topic, doc in events:
-                    self.projector.apply(self.rows, seq, oid, topic, doc)
+                prefetch([(self.projector, self.rows)], events)
+                fold([(self.projector, self.rows)], events)
                 self.rows.flush()
                 self.view.track(c, end)
         except Moved:
@@ -263,8 +304,7 @@ class Projection:
         after = 0
         while after < until:
             after, events = self._read(after, until)
-            for seq, oid, topic, doc in events:
-                self.projector.apply(memory, seq, oid, topic, doc)
+            fold([(self.projector, memory)], events)
         return memory
 
     def check(self) -> Checked:
@@ -300,16 +340,17 @@ def step_together(views: Sequence[Projection], start: int, head: int) -> int:
         lock.acquire()
     try:
         end, notes = views[0].source.read(start, head, ())
-        batches = [p.wanted(notes) for p in views]
+        events = opened_events([p.projector for p in views], notes, views[0].source.open)
         try:
             with views[0].view.transaction() as c:
                 for p in views:
                     if p.view.lock(c) != start:
                         raise Moved
-                for p, events in zip(views, batches, strict=True):
+                for p in views:
                     p.rows.begin(c, start)
-                    for seq, oid, topic, doc in events:
-                        p.projector.apply(p.rows, seq, oid, topic, doc)
+                prefetch([(p.projector, p.rows) for p in views], events)
+                fold([(p.projector, p.rows) for p in views], events)
+                for p in views:
                     p.rows.flush()
                     p.view.track(c, end)
         except BaseException as e:
@@ -318,10 +359,33 @@ def step_together(views: Sequence[Projection], start: int, head: int) -> int:
             if isinstance(e, Moved):
                 return start  # another process moved a view: each steps from its own
             raise
-        for p, events in zip(views, batches, strict=True):
+        for p in views:
             p.rows.committed(end)
             p.applied += len(events)
         return end
     finally:
         for lock in reversed(locks):
             lock.release()
+
+
+def opened_events(
+    projectors: Sequence[Projector],
+    notes: Sequence[Any],
+    opened: Callable[[Any], dict[str, Any] | None],
+) -> list[Event]:
+    """The notifications any of ``projectors`` wants (asked of the stored bytes, before
+    opening), opened by ``opened`` (verified, decoded) once for all of them."""
+    wanted = []
+    for note in notes:
+        topic = note.topic
+        for projector in projectors:
+            if (not projector.topics or topic in projector.topics) and projector.wants(
+                topic, note.state
+            ):
+                break
+        else:
+            continue
+        doc = opened(note)
+        if doc is not None:
+            wanted.append(Event(note.id, str(note.originator_id), topic, doc))
+    return wanted

@@ -16,13 +16,14 @@ house's and the wallets' ledgers are never a player's and are not kept.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ledger.readside.projection import Projector
+from ledger.readside.projection import Event, Projector
 
 if TYPE_CHECKING:
     from ledger.ports import LogApp
-from ledger.readside.view import INT, TEXT, Query, Table
+from ledger.readside.view import INT, TEXT, Key, Query, Table
 from ledger.statement_lines import ACCOUNT_OPENED, KINDS, Line
 
 LEDGERS = Table(
@@ -66,7 +67,7 @@ LINES = Table(
 LINE_FIELDS = tuple(n for n, _ in LINES.columns if n not in ("player", "position"))
 
 
-def _time(doc: dict[str, Any]) -> str:
+def _time(doc: Mapping[str, Any]) -> str:
     ts = doc.get("timestamp")
     return str(ts.get("_data_") if isinstance(ts, dict) else ts)
 
@@ -78,9 +79,14 @@ class StatementProjector(Projector):
     def wants(self, topic: str, state: bytes) -> bool:
         return topic == ACCOUNT_OPENED or b'"movement"' in state
 
-    def apply(
-        self, rows: Any, seq: int, originator_id: str, topic: str, doc: dict[str, Any]
-    ) -> None:
+    def takes(self, topic: str, doc: Mapping[str, Any]) -> bool:
+        return topic == ACCOUNT_OPENED or "movement" in doc
+
+    def takes_topic(self, topic: str) -> bool | None:
+        return True if topic == ACCOUNT_OPENED else None
+
+    def apply(self, rows: Any, event: Event) -> None:
+        seq, originator_id, topic, doc = event
         if topic == ACCOUNT_OPENED and isinstance(doc.get("player_id"), str):
             self._own(rows, f"account:{originator_id}", doc["player_id"], seq, 0)
             return
@@ -90,30 +96,56 @@ class StatementProjector(Projector):
         src, dst, amount = str(mv.get("source")), str(mv.get("destination")), mv.get("amount")
         if type(amount) is not int:
             return
-        owners = [rows.get(LEDGERS, (n,)) for n in (src, dst)]
-        player = next((o["player"] for o in owners if o is not None), None)
-        if player is None:
+        # Each row is read once (``ledgers``, ``players``: the rows as this event has
+        # left them so far) and written back after each change, as the book moves them.
+        get, put = rows.get, rows.put
+        ledgers = {src: get(LEDGERS, (src,))}
+        if dst not in ledgers:
+            ledgers[dst] = get(LEDGERS, (dst,))
+        owner = ledgers[src] or ledgers[dst]
+        if owner is None:
             return
+        player = owner["player"]
+        players: dict[str, dict[str, Any] | None] = {}
         for idx, name in enumerate((src, dst)):  # a buy-in makes the new session the player's
-            if name.startswith("session:") and rows.get(LEDGERS, (name,)) is None:
-                self._own(rows, name, player, seq, idx)
-        self._move(rows, src, -amount, seq)
-        self._move(rows, dst, amount, seq)
-        ledger = "account" if topic.startswith("croupier/account/") else "session"
+            if ledgers[name] is None and name.startswith("session:"):
+                ledgers[name] = self._own(rows, name, player, seq, idx, players)
+        for name, delta in ((src, -amount), (dst, amount)):
+            row = ledgers[name]
+            if row is None:
+                continue  # nobody's ledger (the house, a wallet): not kept
+            row["balance"] += delta
+            row["position"] = seq
+            put(LEDGERS, row)
+            who = row["player"]
+            if who not in players:
+                players[who] = get(PLAYERS, (who,))
+            totals = players[who] or _player(who, seq)
+            totals["balance"] += delta
+            if name.startswith("account:"):
+                totals["account_balance"] += delta
+            totals["position"] = seq
+            put(PLAYERS, totals)
+            players[who] = totals
+        ledger, kind = _steps(topic)
         own = f"{ledger}:{originator_id}"
         session = next((n for n in (own, src, dst) if n.startswith("session:")), None)
-        event = topic.rsplit("/", 1)[-1].split("@")[0]
         # Session events name the round by game_code since class_version 2 (round_id before).
         code = doc.get("round_code") or doc.get("game_code") or doc.get("round_id")
-        totals = rows.get(PLAYERS, (player,)) or _player(player, seq)
-        held = rows.get(LEDGERS, (session,)) if session else None
+        if player not in players:
+            players[player] = get(PLAYERS, (player,))
+        totals = players[player] or _player(player, seq)
+        if session is None:
+            held = None
+        else:
+            held = ledgers[session] if session in ledgers else get(LEDGERS, (session,))
         rows.insert(
             LINES,
             {
                 "player": player,
                 "seq": seq,
                 "time": _time(doc),
-                "kind": KINDS.get(event, event),
+                "kind": kind,
                 "ledger": ledger,
                 "session_id": session.split(":", 1)[1] if session else None,
                 "round_code": str(code) if code else None,
@@ -126,34 +158,62 @@ class StatementProjector(Projector):
             },
         )
 
-    def _own(self, rows: Any, ledger: str, player: str, seq: int, idx: int) -> None:
-        rows.put(
-            LEDGERS,
-            {
-                "ledger": ledger,
-                "player": player,
-                "balance": 0,
-                "owned": seq,
-                "ord": idx,
-                "position": seq,
-            },
-        )
-        if rows.get(PLAYERS, (player,)) is None:
-            rows.put(PLAYERS, _player(player, seq))
+    def needs(self, rows: Any, event: Event) -> Iterable[tuple[Table, Key]]:
+        """Each ledger a movement names and, once held, its player's totals."""
+        doc = event.doc
+        if event.topic == ACCOUNT_OPENED:
+            player = doc.get("player_id")
+            return ((PLAYERS, (player,)),) if isinstance(player, str) else ()
+        mv = doc.get("movement")
+        if not isinstance(mv, dict):
+            return ()
+        out = []
+        for name in (str(mv.get("source")), str(mv.get("destination"))):
+            out.append((LEDGERS, (name,)))
+            held = rows.peek(LEDGERS, (name,))
+            if held is not None:
+                out.append((PLAYERS, (held["player"],)))
+        return out
 
-    def _move(self, rows: Any, ledger: str, amount: int, seq: int) -> None:
-        row = rows.get(LEDGERS, (ledger,))
-        if row is None:
-            return  # nobody's ledger (the house, a wallet): not kept
-        row["balance"] += amount
-        row["position"] = seq
+    def _own(
+        self,
+        rows: Any,
+        ledger: str,
+        player: str,
+        seq: int,
+        idx: int,
+        players: dict[str, dict[str, Any] | None] | None = None,
+    ) -> dict[str, Any]:
+        row = {
+            "ledger": ledger,
+            "player": player,
+            "balance": 0,
+            "owned": seq,
+            "ord": idx,
+            "position": seq,
+        }
         rows.put(LEDGERS, row)
-        totals = rows.get(PLAYERS, (row["player"],)) or _player(row["player"], seq)
-        totals["balance"] += amount
-        if ledger.startswith("account:"):
-            totals["account_balance"] += amount
-        totals["position"] = seq
-        rows.put(PLAYERS, totals)
+        players = {} if players is None else players
+        if player not in players:
+            players[player] = rows.get(PLAYERS, (player,))
+        if players[player] is None:
+            players[player] = _player(player, seq)
+            rows.put(PLAYERS, players[player])
+        return row
+
+
+_STEPS: dict[str, tuple[str, str]] = {}
+
+
+def _steps(topic: str) -> tuple[str, str]:
+    """The ledger a movement's event names (``account`` or ``session``) and the line's
+    kind, by topic."""
+    found = _STEPS.get(topic)
+    if found is None:
+        ledger = "account" if topic.startswith("croupier/account/") else "session"
+        step = topic.rsplit("/", 1)[-1].split("@")[0]
+        found = _STEPS[topic] = (ledger, KINDS.get(step, step))
+    return found
 
 
 def _player(player: str, seq: int) -> dict[str, Any]:

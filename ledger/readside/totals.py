@@ -19,12 +19,13 @@ the session before the round's start; it is counted once the round says its game
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ledger import contracts
-from ledger.readside.projection import Projector
-from ledger.readside.view import INT, TEXT, Query, Table
+from ledger.readside.projection import Event, Projector
+from ledger.readside.view import INT, TEXT, Key, Query, Table
 from ledger.tables import account_rows
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 MONEY_KINDS = {
     contracts.SESSION_STAKE_DEBITED: "stakes",
     contracts.SESSION_WIN_CREDITED: "wins",
+    contracts.SESSION_ROUND_SETTLED: "wins",
     contracts.SESSION_REFUNDED: "refunds",
     contracts.SESSION_WIN_REVERSED: "reversed",
 }
@@ -86,9 +88,11 @@ PARKED = Table(
 MONEY = ("stakes", "wins", "refunds", "reversed")
 
 
-def _day(doc: dict[str, Any]) -> str:
+def _day(doc: Mapping[str, Any]) -> str:
     stamp = doc.get("timestamp")
     text = stamp.get("_data_") if isinstance(stamp, dict) else stamp
+    if type(text) is str and text.endswith("+00:00") and text[10:11] == "T":
+        return text[:10]  # already UTC (the ledger's clock): its date is its first ten
     when = datetime.fromisoformat(str(text))
     when = when if when.tzinfo else when.replace(tzinfo=UTC)
     return when.astimezone(UTC).date().isoformat()
@@ -108,9 +112,14 @@ class TotalsProjector(Projector):
     def wants(self, topic: str, state: bytes) -> bool:
         return topic in _ROUND_TOPICS or (b'"movement"' in state and b"house:" in state)
 
-    def apply(
-        self, rows: Any, seq: int, originator_id: str, topic: str, doc: dict[str, Any]
-    ) -> None:
+    def takes(self, topic: str, doc: Mapping[str, Any]) -> bool:
+        return topic in _ROUND_TOPICS or "movement" in doc
+
+    def takes_topic(self, topic: str) -> bool | None:
+        return True if topic in _ROUND_TOPICS else None
+
+    def apply(self, rows: Any, event: Event) -> None:
+        seq, originator_id, topic, doc = event
         mv = doc.get("movement")
         if isinstance(mv, dict) and _house(mv):
             self._money(rows, seq, originator_id, topic, doc, mv)
@@ -138,7 +147,32 @@ class TotalsProjector(Projector):
         elif topic in (contracts.ROUND_VOIDED, contracts.SEAT_VOIDED):
             self._end(rows, seq, originator_id, _day(doc), 1, 0, 0)
 
-    def _start(self, rows: Any, seq: int, oid: str, code: str, doc: dict[str, Any]) -> None:
+    def needs(self, rows: Any, event: Event) -> Iterable[tuple[Table, Key]]:
+        """The rounds a movement may name (and its parked money when neither is held),
+        a seat's table round and parked money, an ending round's aggregate and, once
+        held, its round. The day rows (a few a day) are read when asked for."""
+        _, oid, topic, doc = event
+        out: list[tuple[Table, Key]] = []
+        mv = doc.get("movement")
+        if isinstance(mv, dict) and _house(mv):
+            code = str(doc.get("game_code"))
+            mine = f"{code}/{oid}"
+            out += [(ROUNDS, (code,)), (ROUNDS, (mine,))]
+            if rows.peek(ROUNDS, (code,)) is None and rows.peek(ROUNDS, (mine,)) is None:
+                out.append((PARKED, (code, oid)))
+        if topic == contracts.SEAT_OPENED:
+            out.append((TABLE_ROUNDS, (str(doc.get("round_id")),)))
+            out.append((PARKED, (str(doc.get("code")), str(doc.get("session_id")))))
+        elif topic == contracts.ROUND_STARTED:
+            out.append((PARKED, (str(doc.get("code")), str(doc.get("session_id")))))
+        elif topic in _ENDS:
+            out.append((AGGREGATES, (oid,)))
+            known = rows.peek(AGGREGATES, (oid,))
+            if known is not None:
+                out.append((ROUNDS, (known["code"],)))
+        return out
+
+    def _start(self, rows: Any, seq: int, oid: str, code: str, doc: Mapping[str, Any]) -> None:
         rows.put(AGGREGATES, {"aggregate_id": oid, "code": code, "position": seq})
         rows.put(
             ROUNDS,
@@ -181,7 +215,7 @@ class TotalsProjector(Projector):
         rows.put(DAYS, row)
 
     def _money(
-        self, rows: Any, seq: int, oid: str, topic: str, doc: dict[str, Any], mv: dict[str, Any]
+        self, rows: Any, seq: int, oid: str, topic: str, doc: Mapping[str, Any], mv: dict[str, Any]
     ) -> None:
         kind = MONEY_KINDS.get(topic)
         if kind is None:
@@ -215,9 +249,9 @@ class TotalsProjector(Projector):
         rows.delete(PARKED, (code, session_id))
 
     def _row(self, rows: Any, day: str, game: str, variant: str, currency: str) -> dict[str, Any]:
-        found = rows.get(DAYS, (day, game, variant, currency))
+        found: dict[str, Any] | None = rows.get(DAYS, (day, game, variant, currency))
         if found is not None:
-            return dict(found)
+            return found  # the store's copy (or this batch's own row), changed then put
         blank = dict.fromkeys(("rounds", "voided", *MONEY, "staked", "paid", "position"), 0)
         return {"day": day, "game": game, "variant": variant, "currency": currency, **blank}
 
@@ -259,3 +293,8 @@ def daily(
         row["rtp_observed"] = row["paid"] / row["staked"] if row["staked"] else None
         out.append(row)
     return out, position
+
+
+_ENDS = frozenset(
+    {contracts.ROUND_SETTLED, contracts.SEAT_SETTLED, contracts.ROUND_VOIDED, contracts.SEAT_VOIDED}
+)

@@ -18,11 +18,12 @@ the notification id of the last event that wrote the row.
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from eventsourcing.persistence import Tracking
 from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
@@ -52,7 +53,10 @@ class Table:
         return tuple(c for c, _ in self.columns)
 
     def key_of(self, row: Row) -> Key:
-        return tuple(row[k] for k in self.key)
+        key = self.key
+        if len(key) == 1:  # most tables: no generator for one column (the fold's hot path)
+            return (row[key[0]],)
+        return tuple([row[k] for k in key])
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,18 @@ class Query:
     def tail(self) -> str:
         text = f" ORDER BY {self.order}" if self.order else ""
         return text if self.limit is None else f"{text} LIMIT {int(self.limit)}"
+
+
+DELETE, UPSERT, INSERT = "delete", "upsert", "insert"
+
+
+class Change(NamedTuple):
+    """A batch's writes to one table: ``rows`` deleted (their keys), upserted or
+    inserted."""
+
+    table: Table
+    kind: str
+    rows: Sequence[Any]
 
 
 class Moved(Exception):
@@ -106,6 +122,9 @@ class View:
             self.tracking_table = "tracking"  # the library's name on SQLite
             self.recorder = SQLiteTrackingRecorder(datastore)
         self.datastore = datastore
+        self._tables = {t.name: t for t in self.tables}
+        self._statements: dict[tuple[str, bool], Any] = {}  # the writes, by table and kind
+        self._together: dict[tuple[tuple[str, str, str], ...], Any] = {}  # by what they write
 
     # -- schema ------------------------------------------------------------------------
 
@@ -304,13 +323,53 @@ class View:
 
     def get(self, c: Any, table: Table, key: Key) -> Row | None:
         where = " AND ".join(f"{k} = ?" for k in table.key)
-        self.execute(
-            c,
-            f"SELECT {', '.join(table.names)} FROM {self.table_names[table.name]} WHERE {where}",
-            key,
-        )
-        row = c.fetchone()
+        text = f"SELECT {', '.join(table.names)} FROM {self.table_names[table.name]} WHERE {where}"
+        if not self.postgres:
+            self.execute(c, text, key)
+            row = c.fetchone()
+        else:
+            # Its own cursor: ``c`` may have a pipelined write whose result is still to
+            # come (a fold's earlier flush), and its fetch would read that result.
+            with c.connection.cursor(row_factory=c.row_factory) as own:
+                self.execute(own, text, key)
+                row = own.fetchone()
         return None if row is None else {n: row[n] for n in table.names}
+
+    def get_many(self, c: Any, table: Table, keys: Sequence[Key]) -> dict[Key, Row]:
+        """The rows of ``keys`` that exist, by key: one statement (PostgreSQL: the keys
+        as one array per column, unnested; SQLite: ``IN`` over row values, in chunks)."""
+        names = table.names
+        name = self.table_names[table.name]
+        listed = ", ".join(names)
+        found: list[Any] = []
+        if self.postgres:
+            kinds = {n: "bigint" if kind == INT else "text" for n, kind in table.columns}
+            arrays = ", ".join(f"?::{kinds[k]}[]" for k in table.key)
+            columns = [[key[i] for key in keys] for i in range(len(table.key))]
+            text = (
+                f"SELECT {listed} FROM {name} WHERE ({', '.join(table.key)}) "
+                f"IN (SELECT * FROM unnest({arrays}))"
+            )
+            # Its own cursor, as :meth:`get`'s.
+            with c.connection.cursor(row_factory=c.row_factory) as own:
+                self.execute(own, text, columns)
+                found = own.fetchall()
+        else:
+            width = len(table.key)
+            mark = f"({', '.join('?' for _ in table.key)})"
+            for i in range(0, len(keys), 400):
+                part = keys[i : i + 400]
+                text = (
+                    f"SELECT {listed} FROM {name} WHERE ({', '.join(table.key)}) "
+                    f"IN (VALUES {', '.join(mark for _ in part)})"
+                )
+                self.execute(c, text, [v for key in part for v in key[:width]])
+                found.extend(c.fetchall())
+        out: dict[Key, Row] = {}
+        for r in found:
+            row = {n: r[n] for n in names}
+            out[table.key_of(row)] = row
+        return out
 
     def select(
         self, c: Any, table: Table, where: str = "", params: Sequence[Any] = (), tail: str = ""
@@ -322,20 +381,126 @@ class View:
         return [{n: r[n] for n in table.names} for r in c.fetchall()]
 
     def write(self, c: Any, table: Table, rows: Sequence[Row], *, insert_only: bool) -> None:
+        """Insert ``rows`` (or, unless ``insert_only``, insert or update them by their
+        key): one statement for all of them (PostgreSQL: the rows as one array per
+        column, unnested; SQLite: ``executemany``, one prepared statement in C)."""
+        if not rows:
+            return
         names = table.names
-        marks = ", ".join("?" for _ in names)
-        text = f"INSERT INTO {self.table_names[table.name]} ({', '.join(names)}) VALUES ({marks})"
+        statement = self._statements.get((table.name, insert_only))
+        if statement is None:
+            statement = self._statements[(table.name, insert_only)] = self._write_sql(
+                table, insert_only
+            )
+        if self.postgres:
+            c.execute(statement, [[r[n] for r in rows] for n in names])
+        else:
+            c.executemany(statement, [[r[n] for n in names] for r in rows])
+
+    def _write_sql(self, table: Table, insert_only: bool) -> Any:
+        names = table.names
+        into = f"INSERT INTO {self.table_names[table.name]} ({', '.join(names)})"
+        if self.postgres:
+            kinds = {n: "bigint" if kind == INT else "text" for n, kind in table.columns}
+            arrays = ", ".join(f"?::{kinds[n]}[]" for n in names)
+            text = f"{into} SELECT * FROM unnest({arrays})"
+        else:
+            text = f"{into} VALUES ({', '.join('?' for _ in names)})"
         if not insert_only:
             sets = ", ".join(f"{n} = excluded.{n}" for n in names if n not in table.key)
             text += f" ON CONFLICT ({', '.join(table.key)}) DO UPDATE SET {sets}"
-        self.executemany(c, text, [[r[n] for n in names] for r in rows])
+        return self.sql(text)
 
     def remove(self, c: Any, table: Table, keys: Sequence[Key]) -> None:
-        where = " AND ".join(f"{k} = ?" for k in table.key)
-        self.executemany(c, f"DELETE FROM {self.table_names[table.name]} WHERE {where}", keys)
+        """Delete the rows of ``keys``, in one statement."""
+        if not keys:
+            return
+        name = self.table_names[table.name]
+        if self.postgres:
+            kinds = {n: "bigint" if kind == INT else "text" for n, kind in table.columns}
+            arrays = ", ".join(f"?::{kinds[k]}[]" for k in table.key)
+            where = f"({', '.join(table.key)}) IN (SELECT * FROM unnest({arrays}))"
+            columns = [[key[i] for key in keys] for i in range(len(table.key))]
+            self.execute(c, f"DELETE FROM {name} WHERE {where}", columns)
+        else:
+            where = " AND ".join(f"{k} = ?" for k in table.key)
+            self.executemany(c, f"DELETE FROM {name} WHERE {where}", keys)
 
     def table(self, name: str) -> Table:
-        return next(t for t in self.tables if t.name == name)
+        return self._tables[name]
+
+    def change(self, c: Any, change: Change) -> None:
+        if change.kind == DELETE:
+            self.remove(c, change.table, change.rows)
+        else:
+            self.write(c, change.table, change.rows, insert_only=change.kind == INSERT)
+
+    def write_together(
+        self, c: Any, parts: Sequence[tuple[View, Sequence[Change]]], position: int
+    ) -> None:
+        """The changes of several views (this one and others on the same datastore) and
+        their tracking rows moved to ``position`` (only forward, as :meth:`track_all`).
+
+        PostgreSQL: one statement (each table's rows one JSON array, every write a
+        data-modifying ``WITH`` of the tracking rows' ``UPDATE``), so a commit's fold
+        costs one statement's round of client work whatever it touched; SQLite: one
+        ``executemany`` per table, then the tracking rows."""
+        names = [view.tracking_name for view, _ in parts]
+        if not self.postgres:
+            for view, changes in parts:
+                for change in changes:
+                    view.change(c, change)
+            self.track_all(c, names, position)
+            return
+        shape = tuple(
+            (view.tracking_name, change.table.name, change.kind)
+            for view, changes in parts
+            for change in changes
+        )
+        statement = self._together.get(shape)
+        if statement is None:
+            statement = self._together[shape] = self._together_sql(parts)
+        doc = [
+            change.rows
+            if change.kind != DELETE
+            else [dict(zip(change.table.key, key, strict=True)) for key in change.rows]
+            for _, changes in parts
+            for change in changes
+        ]
+        c.execute(
+            statement,
+            {"doc": json.dumps(doc), "position": position, "names": names},
+            prepare=True,
+        )
+
+    def _together_sql(self, parts: Sequence[tuple[View, Sequence[Change]]]) -> Any:
+        ctes: list[str] = []
+        for view, changes in parts:
+            for change in changes:
+                n = len(ctes)
+                table, columns = view.table_names[change.table.name], change.table.names
+                rows = f"json_populate_recordset(NULL::{table}, %(doc)s::json -> {n})"
+                if change.kind == DELETE:
+                    match = " AND ".join(f"t.{k} = d.{k}" for k in change.table.key)
+                    ctes.append(f"DELETE FROM {table} t USING {rows} d WHERE {match}")
+                    continue
+                listed = ", ".join(columns)
+                text = f"INSERT INTO {table} ({listed}) SELECT {listed} FROM {rows}"
+                if change.kind == UPSERT:
+                    sets = ", ".join(
+                        f"{c} = excluded.{c}" for c in columns if c not in change.table.key
+                    )
+                    text += f" ON CONFLICT ({', '.join(change.table.key)}) DO UPDATE SET {sets}"
+                ctes.append(text)
+        with_ = ", ".join(f"w{n} AS ({text})" for n, text in enumerate(ctes))
+        return SQL(
+            (f"WITH {with_} " if ctes else "")
+            + f"UPDATE {self.tracking_table} SET notification_id = %(position)s "
+            "WHERE application_name = ANY(%(names)s) AND notification_id < %(position)s"
+        )
+
+
+_ABSENT: Any = object()
 
 
 class Rows:
@@ -352,6 +517,9 @@ class Rows:
         self.complete = False
         self.cache: OrderedDict[tuple[str, Key], Row | None] = OrderedDict()
         self.dirty: dict[tuple[str, Key], Row | None] = {}
+        self.fetched: dict[tuple[str, Key], Row | None] = {}
+        """Rows read for this batch beforehand (:meth:`prefetch`): held until its end
+        whatever the cache's size, then kept as any row read."""
         self.inserted: dict[str, list[Row]] = {}
         self.c: Any = None
 
@@ -362,27 +530,72 @@ class Rows:
             self.complete = position == 0
             self.position = position  # what it reads now is the view at this position
         self.c = c
-        self.dirty, self.inserted = {}, {}
+        self.dirty, self.fetched, self.inserted = {}, {}, {}
 
     def get(self, table: Table, key: Key) -> Row | None:
         k = (table.name, key)
-        if k in self.dirty:
-            return self.dirty[k]  # None: deleted in this batch
-        if k in self.cache:
-            self.cache.move_to_end(k)
-            found = self.cache[k]
-        elif self.complete:
-            found = None
-        else:
-            found = self.view.get(self.c, table, key)
-            self._keep(k, found)
+        found = self.dirty.get(k, _ABSENT)
+        if found is not _ABSENT:
+            return found  # type: ignore[no-any-return]  # None: deleted in this batch
+        found = self.fetched.get(k, _ABSENT)  # read for this batch beforehand
+        if found is _ABSENT:
+            found = self.cache.get(k, _ABSENT)
+            if found is not _ABSENT:
+                self.cache.move_to_end(k)
+            elif self.complete:
+                return None
+            else:
+                found = self.view.get(self.c, table, key)
+                self._keep(k, found)
         return None if found is None else dict(found)
 
     def put(self, table: Table, row: Row) -> None:
-        self.dirty[(table.name, table.key_of(row))] = row
+        key = table.key
+        if len(key) == 1:
+            self.dirty[(table.name, (row[key[0]],))] = row
+        else:
+            self.dirty[(table.name, table.key_of(row))] = row
+
+    def peek(self, table: Table, key: Key) -> Row | None:
+        """The row as held now (written in this batch, or kept), never read from the
+        view: None if absent or not held (what :meth:`Projector.needs` looks at)."""
+        k = (table.name, key)
+        if k in self.dirty:
+            return self.dirty[k]
+        if k in self.fetched:
+            return self.fetched[k]
+        return self.cache.get(k)
+
+    def prefetch(self, projector: Any, events: Sequence[Any]) -> None:
+        """Read, in one statement per table, the rows the fold of ``events`` will ask
+        for and that are not held (the projector's ``needs``), so the fold reads none of
+        them one by one. Asked again while a read brings rows that tell further keys (a
+        ledger's player, a seat's round), at most three times. A row found not to exist
+        is kept as absent."""
+        for _ in range(3):
+            if self.complete:
+                return  # every row is held: a miss is a row that does not exist
+            wanted: dict[str, dict[Key, None]] = {}
+            dirty, fetched, cache = self.dirty, self.fetched, self.cache
+            for event in events:
+                for table, key in projector.needs(self, event):
+                    k = (table.name, key)
+                    if k not in dirty and k not in fetched and k not in cache:
+                        wanted.setdefault(table.name, {})[key] = None
+            if not wanted:
+                return
+            for name, keys in wanted.items():
+                found = self.view.get_many(self.c, self.view.table(name), list(keys))
+                for key in keys:
+                    fetched[(name, key)] = found.get(key)
 
     def delete(self, table: Table, key: Key) -> None:
-        self.dirty[(table.name, key)] = None
+        k = (table.name, key)
+        held = self.fetched[k] if k in self.fetched else self.cache.get(k, False)
+        if held is None or (self.complete and held is False):
+            self.dirty.pop(k, None)  # not in the view (put in this batch, if at all)
+        else:
+            self.dirty[k] = None
 
     def insert(self, table: Table, row: Row) -> None:
         self.inserted.setdefault(table.name, []).append(row)
@@ -394,7 +607,9 @@ class Rows:
             self.cache.popitem(last=False)
             self.complete = False
 
-    def flush(self) -> None:
+    def changes(self) -> list[Change]:
+        """This batch's writes: per table, the keys deleted, the rows written (inserted
+        or updated) and the rows inserted."""
         by_table: dict[str, list[Row]] = {}
         gone: dict[str, list[Key]] = {}
         for (name, key), row in self.dirty.items():
@@ -402,27 +617,34 @@ class Rows:
                 gone.setdefault(name, []).append(key)
             else:
                 by_table.setdefault(name, []).append(row)
-        for name, keys in gone.items():
-            self.view.remove(self.c, self.view.table(name), keys)
-        for name, rows in by_table.items():
-            self.view.write(self.c, self.view.table(name), rows, insert_only=False)
-        for name, rows in self.inserted.items():
-            self.view.write(self.c, self.view.table(name), rows, insert_only=True)
+        table = self.view.table
+        return [
+            *(Change(table(name), DELETE, keys) for name, keys in gone.items()),
+            *(Change(table(name), UPSERT, rows) for name, rows in by_table.items()),
+            *(Change(table(name), INSERT, rows) for name, rows in self.inserted.items()),
+        ]
+
+    def flush(self) -> None:
+        for change in self.changes():
+            self.view.change(self.c, change)
 
     def committed(self, position: int) -> None:
+        for k, row in self.fetched.items():
+            if k not in self.dirty:
+                self._keep(k, row)
         for k, row in self.dirty.items():
             self._keep(k, row)
-        self.dirty, self.inserted, self.c = {}, {}, None
+        self.dirty, self.fetched, self.inserted, self.c = {}, {}, {}, None
         self.position = position
 
     def discard(self) -> None:
         """This batch's writes dropped (its transaction rolled back): the rows kept are
         still the view's at the position they were read at."""
-        self.dirty, self.inserted, self.c = {}, {}, None
+        self.dirty, self.fetched, self.inserted, self.c = {}, {}, {}, None
 
     def abandon(self) -> None:
         self.cache.clear()
-        self.dirty, self.inserted, self.c = {}, {}, None
+        self.dirty, self.fetched, self.inserted, self.c = {}, {}, {}, None
         self.position, self.complete = -1, False
 
 

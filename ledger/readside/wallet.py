@@ -11,12 +11,13 @@ its time in microseconds since the epoch, which the time filters compare).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ledger import contracts
 from ledger.errors import InvalidRequest
-from ledger.readside.projection import Projector
+from ledger.readside.projection import Event, Projector
 from ledger.readside.view import INT, TEXT, Query, Table
 from ledger.seamless.entries import TOPICS, Entry, State, _instant
 
@@ -65,7 +66,7 @@ def micros(text: str) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
-def _time(doc: dict[str, Any]) -> str:
+def _time(doc: Mapping[str, Any]) -> str:
     ts = doc.get("timestamp")
     return str(ts.get("_data_") if isinstance(ts, dict) else ts)
 
@@ -83,9 +84,14 @@ class WalletProjector(Projector):
     tables = (SESSIONS, TRANSACTIONS)
     topics = TOPICS
 
-    def apply(
-        self, rows: Any, seq: int, originator_id: str, topic: str, doc: dict[str, Any]
-    ) -> None:
+    def takes(self, topic: str, doc: Mapping[str, Any]) -> bool:
+        return topic in self.topics
+
+    def takes_topic(self, topic: str) -> bool | None:
+        return topic in self.topics
+
+    def apply(self, rows: Any, event: Event) -> None:
+        seq, originator_id, topic, doc = event
         if topic == contracts.SESSION_OPENED:
             if isinstance(doc.get("operator"), str):
                 rows.put(
@@ -129,7 +135,7 @@ class WalletProjector(Projector):
                 rows.put(TRANSACTIONS, debit)
 
     def _add(
-        self, rows: Any, seq: int, session_id: str, doc: dict[str, Any], state: str
+        self, rows: Any, seq: int, session_id: str, doc: Mapping[str, Any], state: str
     ) -> dict[str, Any]:
         t = doc.get("transaction") or {}
         tid = str(t.get("transaction_id"))

@@ -15,8 +15,8 @@ player, and the mode:
   its rows are written and before its tracking record and COMMIT;
 - ``crash-in-commit``: writes commands, their events folded into the views in their own
   transactions (:mod:`ledger.readside.commits`), and SIGKILLs itself inside the
-  ``crash_at``-th such fold, after the events and the view rows are written and before
-  the tracking record and COMMIT.
+  ``crash_at``-th such fold, after the events, the view rows and the tracking rows are
+  written (:meth:`ledger.readside.view.View.write_together`) and before the COMMIT.
 
 ``fold_at_commit: false`` turns the fold at commit off (a writer that leaves the views to
 the runners).
@@ -29,7 +29,6 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +64,7 @@ def main() -> None:
     mode = config["mode"]
     assert app.readside.commits is not None
     app.readside.commits.enabled = config.get("fold_at_commit", True)
-    real_track, real_track_all = view.View.track, view.View.track_all
+    real_track, real_together = view.View.track, view.View.write_together
     if mode == "serve":
         projection.BATCH = 20
 
@@ -73,12 +72,12 @@ def main() -> None:
             time.sleep(0.004)  # rows written, tracking not yet: a kill here is mid-batch
             real_track(self, c, position)
 
-        def slow_track_all(self: view.View, c: Any, names: Sequence[str], position: int) -> None:
-            time.sleep(0.004)  # events and rows written, not committed: mid-command
-            real_track_all(self, c, names, position)
+        def slow_together(self: view.View, c: Any, parts: Any, position: int) -> None:
+            real_together(self, c, parts, position)
+            time.sleep(0.004)  # events, rows and tracking written, not committed: mid-command
 
         view.View.track = slow_track  # type: ignore[method-assign]
-        view.View.track_all = slow_track_all  # type: ignore[method-assign]
+        view.View.write_together = slow_together  # type: ignore[method-assign]
         runner = Runner(app.readside, poll=0.05)
         runner.start()
         play(app, config["prefix"], config["rounds"], ready=True)
@@ -89,16 +88,17 @@ def main() -> None:
     calls = 0
     if mode == "crash-in-commit":
 
-        def track_all_then_die(
-            self: view.View, c: Any, names: Sequence[str], position: int
-        ) -> None:
+        def write_then_die(self: view.View, c: Any, parts: Any, position: int) -> None:
             nonlocal calls
+            real_together(self, c, parts, position)
             calls += 1
             if calls == config["crash_at"]:
+                if self.postgres:  # the pipeline sent: the rows are in the open transaction
+                    with c.connection.pipeline() as pipeline:
+                        pipeline.sync()
                 os.kill(os.getpid(), signal.SIGKILL)
-            real_track_all(self, c, names, position)
 
-        view.View.track_all = track_all_then_die  # type: ignore[method-assign]
+        view.View.write_together = write_then_die  # type: ignore[method-assign]
         play(app, config["prefix"], config["rounds"], ready=False)
         print("not killed", flush=True)
         return

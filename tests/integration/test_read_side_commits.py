@@ -5,15 +5,22 @@ fails to fold never refuses the command."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from psycopg.sql import SQL
 
 from ledger.casino import Casino
 from ledger.readside import commits
 from ledger.statement import statements
-from tests.conftest import Store
+from tests.conftest import Store, _make_store
 from tests.integration.test_read_side_crashes import every_row
+from tests.integration.test_report import log
+
+__all__ = ["log"]
 
 
 def head(app: Casino) -> int:
@@ -112,6 +119,29 @@ def test_a_view_that_fails_to_fold_does_not_refuse_the_command(
     assert_equal_to_a_rebuild(app)
 
 
+def test_a_view_whose_rows_collide_at_commit_does_not_refuse_the_command(store: Store) -> None:
+    """Rows an insider added where the next command's statement lines go: the commit's
+    write of the views fails in the database, and only the views' part rolls back."""
+    app = store.open()
+    app.open_account("ria-open", "ria", "EUR")
+    at = head(app)
+    lines = app.readside["statement"].view.table_names["lines"]
+    mark = "?" if store.kind == "sqlite" else "%s"
+    conn = store.connect()  # type: ignore[no-untyped-call]
+    for seq in range(at + 1, at + 100):  # PostgreSQL's ids may skip a few
+        conn.execute(f"INSERT INTO {lines} (player, seq) VALUES ({mark}, {mark})", ("ria", seq))
+    app.deposit("ria-dep", "ria", 700)  # answered: the events are written
+    assert app.account_balance("ria") == 700
+    assert set(positions(app).values()) == {at}  # all views of the commit stay where they were
+    assert app.readside.commits is not None and app.readside.commits.failures == 1
+    conn.execute(f"DELETE FROM {lines} WHERE seq > {mark}", (at,))
+    conn.close()
+    app.deposit("ria-dep-2", "ria", 1)  # the next commit brings the views along
+    assert set(positions(app).values()) == {head(app)}
+    assert [ln.amount for ln in statements(app).lines("ria")] == [700, 1]
+    assert_equal_to_a_rebuild(app)
+
+
 @pytest.mark.parametrize("holder", ["runner", "reader"])
 def test_a_view_held_by_another_thread_is_skipped_not_waited_for(store: Store, holder: str) -> None:
     app = store.open()
@@ -122,5 +152,172 @@ def test_a_view_held_by_another_thread_is_skipped_not_waited_for(store: Store, h
     assert statement.position() < head(app)
     assert app.readside["wallet"].position() == head(app)  # the others were folded
     app.readside.catch_up()
+    assert [ln.amount for ln in statements(app).lines("ria")] == [700]
+    assert_equal_to_a_rebuild(app)
+
+
+@pytest.fixture
+def inserts(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, Any, Any]]:
+    """Every insert the commit fold sees: its stored events, ids and domain events."""
+    seen: list[tuple[Any, Any, Any]] = []
+    real = commits.CommitFold.inserted
+
+    def spy(self: Any, c: Any, stored: Any, ids: Any, events: Any = None) -> None:
+        seen.append((self, stored, events))
+        real(self, c, stored, ids, events)
+
+    monkeypatch.setattr(commits.CommitFold, "inserted", spy)
+    return seen
+
+
+@pytest.fixture
+def played_log(
+    inserts: list[tuple[Any, Any, Any]], log: tuple[str, Any, str]
+) -> list[tuple[Any, Any, Any]]:
+    return inserts
+
+
+def test_a_commits_payloads_are_built_as_the_log_holds_them(
+    played_log: list[tuple[Any, Any, Any]],
+) -> None:
+    """Three days of Red Dog, video poker, a live table and a seamless wallet: each
+    domain event's payload, built without JSON at commit, equals its sealed payload
+    decoded (what the runner and the check read)."""
+    import json
+
+    from ledger import envelope
+
+    taken: dict[str, set[str]] = {}
+    for fold, stored, events in played_log:
+        assert events is not None and len(events) == len(stored)
+        for s, event in zip(stored, events, strict=True):
+            decoded = json.loads(envelope.decode(s.state).payload)
+            assert dict(fold._payload(event)) == decoded, s.topic
+            for p in fold.readside.projections.values():
+                if p.projector.takes(s.topic, vars(event)):
+                    taken.setdefault(p.name, set()).add(s.topic)
+    assert {name: len(topics) > 3 for name, topics in taken.items()} == {
+        "statement": True,
+        "wallet": True,
+        "totals": True,
+    }
+
+
+def test_a_commit_reads_the_rows_it_folds_in_one_statement_per_table_past_the_cache(
+    store: Store, monkeypatch: Any
+) -> None:
+    """Once the views' row caches no longer hold the players being played (a 10,000-seat
+    table's round), a commit's fold reads the rows it needs beforehand, one statement per
+    table (``Rows.prefetch``), not one SELECT per row; only the few day rows of the
+    totals are read as asked. The views still equal a rebuild."""
+    from ledger.readside.view import View
+
+    app = store.open()
+    players = [f"p{n}" for n in range(6)]
+    for player in players:
+        play(app, player, 1)
+    for p in app.readside.projections.values():
+        p.rows.size = 3  # far fewer rows than the players' (as 20,000 against 10,000 seats)
+        p.rows.abandon()
+    one: list[str] = []
+    many: list[int] = []
+    get, get_many = View.get, View.get_many
+
+    def counted_get(self: View, c: Any, table: Any, key: Any) -> Any:
+        one.append(table.name)
+        return get(self, c, table, key)
+
+    def counted_many(self: View, c: Any, table: Any, keys: Any) -> Any:
+        many.append(len(keys))
+        return get_many(self, c, table, keys)
+
+    monkeypatch.setattr(View, "get", counted_get)
+    monkeypatch.setattr(View, "get_many", counted_many)
+    for player in players:
+        play(app, f"{player}-again", 1)  # a new player: new rows, absent ones read as such
+        app.deposit(f"{player}-more", player, 50)  # an old player: rows the cache let go
+    assert set(positions(app).values()) == {head(app)}
+    assert many and max(many) >= 2
+    assert set(one) <= {"days"}, one
+    assert [ln.amount for ln in statements(app).lines("p0")][-1] == 50
+    assert_equal_to_a_rebuild(app)
+
+
+@pytest.fixture
+def postgres_store(tmp_path: Path) -> Iterator[Store]:
+    yield from _make_store("postgres", tmp_path)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("failure", ["check", "slow-trigger", "positions"])
+def test_a_pipelined_statement_of_the_fold_that_fails_does_not_refuse_the_command(
+    postgres_store: Store, monkeypatch: Any, caplog: pytest.LogCaptureFixture, failure: str
+) -> None:
+    """PostgreSQL pipelines the fold's statements with the command's: psycopg raises a
+    statement's error when its result is fetched, which may be after the savepoint's
+    ``try`` (the events' commit), and would then abort the command's transaction
+    ("pipeline aborted"). Each statement of the fold that the database can refuse:
+
+    - ``check``: the views' write refused at once (a CHECK the view's row fails);
+    - ``slow-trigger``: the write refused after a while (a lock or statement timeout, a
+      large write's collision), so its error arrives after the RELEASE was sent;
+    - ``positions``: the tracking rows' read, pipelined before the insert.
+
+    The command is answered, its events committed, the views left where they were (a
+    warning says so) and caught up later."""
+    store = postgres_store
+    app = store.open()
+    app.open_account("ria-open", "ria", "EUR")
+    at = head(app)
+    lines = app.readside["statement"].view.table_names["lines"]
+    conn = store.connect()  # type: ignore[no-untyped-call]
+    fold = app.readside.commits
+    assert fold is not None
+    if failure == "check":
+        conn.execute(f"ALTER TABLE {lines} ADD CONSTRAINT pipeabort CHECK (seq < 0) NOT VALID")
+    elif failure == "slow-trigger":
+        conn.execute(
+            f"CREATE FUNCTION {store.schema}.pipeabort() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN PERFORM pg_sleep(0.2); RAISE EXCEPTION 'refused late'; END $$"
+        )
+        conn.execute(
+            f"CREATE TRIGGER pipeabort BEFORE INSERT OR UPDATE ON {lines} "
+            f"FOR EACH ROW EXECUTE FUNCTION {store.schema}.pipeabort()"
+        )
+    else:
+        real = fold._pg_positions
+        tracking = app.readside["statement"].view.tracking_table
+        monkeypatch.setattr(  # the same parameters, a row the database refuses to return
+            fold,
+            "_pg_positions",
+            SQL(
+                "SELECT application_name AS name, 1 / (notification_id - notification_id) "
+                "AS position, %s::bigint AS head "
+                f"FROM {tracking} WHERE application_name = ANY(%s) FOR UPDATE SKIP LOCKED"
+            ),
+        )
+    with caplog.at_level(logging.WARNING, logger="croupier.readside"):
+        app.deposit("ria-dep", "ria", 700)  # answered: the events are written
+    assert app.account_balance("ria") == 700
+    written = conn.execute(
+        f"SELECT count(*) FROM {store.table} WHERE notification_id > %s", (at,)
+    ).fetchone()
+    assert written == (head(app) - at,)  # no id skipped: no attempt was refused and retried
+    assert set(positions(app).values()) == {at}  # all views stay where they were
+    assert fold.failures == 1
+    refused = {"check": "pipeabort", "slow-trigger": "refused late", "positions": "by zero"}
+    warned = [r.getMessage() for r in caplog.records if "not folded" in r.getMessage()]
+    assert len(warned) == 1 and refused[failure] in warned[0], caplog.text  # the database's
+    if failure == "positions":
+        monkeypatch.setattr(fold, "_pg_positions", real)
+    else:
+        conn.execute(
+            f"ALTER TABLE {lines} DROP CONSTRAINT pipeabort"
+            if failure == "check"
+            else f"DROP TRIGGER pipeabort ON {lines}"
+        )
+    conn.close()
+    app.readside.catch_up()  # the runner's work
+    assert set(positions(app).values()) == {head(app)}
     assert [ln.amount for ln in statements(app).lines("ria")] == [700]
     assert_equal_to_a_rebuild(app)

@@ -64,7 +64,9 @@ def test_the_library_retries_are_gone_from_every_recorder_call() -> None:
 
 
 def test_the_pool_waits_are_bounded_from_the_first_connection() -> None:
+    """A start waits at most the start's bound (a loaded database may take seconds to
+    accept the tables' creation); ``Casino.serving`` then sets a request's bound."""
     env = Settings(
-        database_url="postgresql://u@h/db", store_timeout_seconds=1.0
+        database_url="postgresql://u@h/db", store_timeout_seconds=1.0, startup_timeout_seconds=7
     ).eventsourcing_env()
-    assert env["POSTGRES_CONNECT_TIMEOUT"] == "1" and int(env["POSTGRES_MAX_WAITING"]) > 0
+    assert env["POSTGRES_CONNECT_TIMEOUT"] == "7" and int(env["POSTGRES_MAX_WAITING"]) > 0
