@@ -42,11 +42,13 @@ from api import (
 )
 from api.auth import Credentials, load_credentials
 from api.catalogue import catalogue
+from api.front import Front
 from api.health import Health
 from api.health import health as sealer_health
 from api.limits import Guard, command_buckets
 from api.position import Position
 from api.table_runners import TableRunners, ensure_default_table
+from ledger import gc_policy
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.contracts import SignificantKind
@@ -109,6 +111,8 @@ def create_app(
                 await to_thread.run_sync(owned.seamless.start)
             # The video poker full cycle takes about a second: compute it before a client asks.
             threading.Thread(target=catalogue, name="croupier-catalogue", daemon=True).start()
+            if settings.gc_tuned:  # a server's collector, once what start-up made is made
+                gc_policy.tune()
         try:
             yield
         finally:
@@ -173,6 +177,14 @@ def create_app(
         owned: Casino | None = app.state.casino
         return sealer_health(None if owned is None else owned.sealer)
 
+    # Innermost: the game actions' front (api.front), inside every layer below; the
+    # players' table commands too (a step's decisions arrive as one burst of requests).
+    app.add_middleware(
+        Front,
+        routes=[*game.router.routes, *tables.seat_actions()],
+        handlers=lambda: app.exception_handlers,
+        overridden=lambda: bool(app.dependency_overrides),
+    )
     app.add_middleware(Position, state=app.state)  # X-Log-Position on command answers
     # Outermost: authentication, rate and size limits before any body is read.
     app.add_middleware(

@@ -185,6 +185,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from api.shutdown import ClosingServer
 
     limit_arenas()  # before any thread starts (api.malloc)
+    os.environ.setdefault("CROUPIER_GC_TUNED", "true")  # each worker's (ledger.gc_policy)
 
     settings = Settings()
     refused = workers_refused(settings, args.workers)

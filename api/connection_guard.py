@@ -126,10 +126,12 @@ class Admission:
         oldest."""
         while len(self.waiting) >= REFUSAL_SLOTS:
             slow = next((c for c in self.waiting if c.begun), None)
+            if slow is None:  # none has begun: the oldest, but not a probe whose request
+                # arrived after its accept (in a burst of accepts its bytes are not read yet)
+                slow = next((c for c in self.waiting if not _probing(c)), None)
             if slow is None:
-                slow, _ = self.waiting.popitem(last=False)
-            else:
-                del self.waiting[slow]
+                slow = next(iter(self.waiting))
+            del self.waiting[slow]
             slow.drop()
         self.waiting[conn] = None
 
@@ -305,6 +307,12 @@ SOCKET_LOG = logging.Logger("croupier.socket.protocol", logging.WARNING)
 (api/logs.py, applied by uvicorn in each worker) resets every registered child of
 ``croupier`` to its parent's level, which would log a line per socket again."""
 SOCKET_LOG.parent = logging.getLogger("croupier")
+
+
+def _probing(conn: GuardedProtocol) -> bool:
+    """Whether ``conn`` has received a health probe's request, not read yet."""
+    transport = getattr(conn, "transport", None)
+    return transport is not None and _peek(transport).startswith(HEALTH_PROBE)
 
 
 def _peek(transport: asyncio.BaseTransport) -> bytes:

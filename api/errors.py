@@ -84,6 +84,7 @@ LEDGER_STATUS: dict[type[LedgerError], int] = {
     te.NotSeated: 409,
     te.SideBetWithoutMain: 409,
     te.NothingToUndo: 409,
+    te.NothingToDouble: 409,
     te.RepeatNotAllowed: 409,
     te.TablePaused: 409,
     te.ChipLimitReached: 429,

@@ -1,5 +1,6 @@
 """Benchmark: the CPU a game round costs in the HTTP application itself, FastAPI's handler
-against the lean one (``api/fast_route.py``), side by side in one process.
+against the lean path (``api/front.py`` with ``api/fast_route.py``: ``fast_route.LEAN``),
+side by side in one process.
 
 The application (``create_app`` on a ``Casino`` over SQLite in a temporary directory; no
 read side, sealer or live table running, so nothing but the requests uses the CPU) is
@@ -14,7 +15,10 @@ blocks) and their ratio, then the same for the event loop's thread alone (the HT
 application and this client, without the command's worker thread: what the handler
 changes); records the run (``bench/record.py``).
 
-    python bench/bench_edge.py [--sessions 20] [--rounds 200] [--blocks 5]
+    python bench/bench_edge.py [--sessions 20] [--rounds 200] [--blocks 5] [--sides lean]
+
+``--sides lean`` (or ``fastapi``) plays one side only, not recorded: to profile it
+(``py-spy record --pid``) without the other side's samples.
 """
 
 from __future__ import annotations
@@ -114,7 +118,13 @@ async def play(client: Client, sid: str, token: str, rounds: int) -> None:
 
 
 async def run(args: argparse.Namespace, data: Path) -> dict[str, list[float]]:
-    casino = bootstrap(Settings(data_dir=data))
+    casino = bootstrap(
+        Settings(
+            data_dir=data,
+            session_commands_per_second=0,  # no command rate limit: the bench's pace
+            requests_per_credential_per_second=1_000_000,
+        )
+    )
     credentials = Credentials(OPERATOR, AUDITOR, b"e" * 32, "bench", "bench")
     app = create_app(casino, casino.settings, credentials=credentials)
     client = Client(app)
@@ -133,7 +143,7 @@ async def run(args: argparse.Namespace, data: Path) -> dict[str, list[float]]:
     try:
         await asyncio.gather(*(play(client, s, t, 2) for s, t in sessions))  # warm-up
         for _ in range(args.blocks):
-            for side in ("fastapi", "lean"):
+            for side in args.sides:
                 fast_route.LEAN = side == "lean"
                 start, loop = time.process_time(), time.thread_time()
                 await asyncio.gather(*(play(client, s, t, per) for s, t in sessions))
@@ -155,6 +165,13 @@ def main() -> int:
     p.add_argument("--sessions", type=int, default=20)
     p.add_argument("--rounds", type=int, default=200, help="rounds per block")
     p.add_argument("--blocks", type=int, default=5, help="blocks of each side")
+    p.add_argument(
+        "--sides",
+        nargs="+",
+        default=["fastapi", "lean"],
+        choices=["fastapi", "lean"],
+        help="one side only: to profile it (py-spy), not recorded",
+    )
     p.add_argument("--no-record", action="store_true")
     args = p.parse_args()
     record = Run("bench_edge", f"red-dog sqlite in-process ASGI sessions={args.sessions}")
@@ -165,6 +182,11 @@ def main() -> int:
     )
     with tempfile.TemporaryDirectory() as tmp:
         cpu = asyncio.run(run(args, Path(tmp)))
+    if len(args.sides) < 2:
+        for side in args.sides:
+            print(f"  {side}: CPU per round {spread(cpu[side])}")
+            print(f"  {side}, the event loop's thread: {spread(cpu[f'{side} loop'])}")
+        return 0
     ratios = [lean / slow for lean, slow in zip(cpu["lean"], cpu["fastapi"], strict=True)]
     loops = [a / b for a, b in zip(cpu["lean loop"], cpu["fastapi loop"], strict=True)]
     print(f"  FastAPI's handler: CPU per round {spread(cpu['fastapi'])}")

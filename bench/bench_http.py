@@ -386,11 +386,11 @@ class HttpPlayer:
             return
         base = f"/v1/sessions/{self.sid}/video-poker"
         r = await self.post(f"{base}/deal", self.token, DEAL, lat, "deal")
-        holds = r.view["recommended"]
+        holds = r["view"]["recommended"]
         r = await self.post(f"{base}/draw", self.token, {"holds": holds}, lat, "draw")
         if r["status"] == "open":  # a win is pending: take it
             r = await self.post(f"{base}/collect", self.token, None, lat, "collect")
-        assert r.status == "settled", r
+        assert r["status"] == "settled", r
 
 
 async def players(stack: AsyncExitStack, base: str, tag: str, n: int) -> list[HttpPlayer]:

@@ -100,6 +100,7 @@ def bootstrap(
         last_position(app),
         **({} if shoe_maker is None else {"shoe_maker": shoe_maker}),
         chip_moves_per_round=app.settings.chip_moves_per_round,
+        peek=app.cached,
     )
     cache = TableCache()
     players, runner, operator = (
@@ -108,7 +109,7 @@ def bootstrap(
         Operator(ports, cache),
     )
     app.table_statistics = LiveStatistics(app)
-    presence = Presence(players.connect, players.disconnect)
+    presence = Presence(players.seat_connected, players.seat_disconnected)
     settings = app.settings
     chat = Chat(
         clock,
@@ -166,4 +167,5 @@ def bootstrap(
         from ledger.seamless.compose import compose
 
         app.seamless = compose(app, wallets, wallet_retry)
+    app.serving()
     return app

@@ -112,6 +112,11 @@ class Casino(Application[UUID]):
         self._writing = False
         self._writer_thread: int | None = None
         self._batch_max = max(1, self.settings.group_commit_max)
+        # The writer thread of ``command_soon`` (started on its first command): it writes
+        # whenever a command queued by ``command_soon`` finds no batch running.
+        self._writer: threading.Thread | None = None
+        self._writer_due = threading.Event()
+        self._writer_stop = False
         self.batches = 0  # batches written and the commands in them, for the benchmarks
         self.batched_commands = 0
         self.fallbacks = 0  # batches run again command by command (a collision)
@@ -132,13 +137,25 @@ class Casino(Application[UUID]):
                 self.readside = ReadSide(self, create_tables=self.settings.create_tables)
         else:
             super().__init__(env=env)
+            # Starting: the tables, the key history and the indexes are read with the
+            # patient bound; :meth:`serving` sets a request's bound once bootstrap is done.
+            bound_waits(self.datastore, self.settings.startup_timeout_seconds)
             with _schema_lock(self):
                 self.readside = ReadSide(self, create_tables=self.settings.create_tables)
-        bound_waits(getattr(self.factory, "datastore", None), self.settings.store_timeout_seconds)
         self.sealer = Sealer(self)
         # Key history: genesis, rotations; refuses to start on a keyring the log disagrees with.
         self.key_history = trust.attach(self)
         self.history = History(self)
+
+    @property
+    def datastore(self) -> object:
+        """The library's PostgreSQL datastore (its pool), or None on SQLite."""
+        return getattr(self.factory, "datastore", None)
+
+    def serving(self) -> None:
+        """Started: from now a wait for a pooled connection is a request's (at most
+        ``store_timeout_seconds``, then 503 ``storage-unavailable``), not a start's."""
+        bound_waits(self.datastore, self.settings.store_timeout_seconds)
 
     # -- infrastructure hooks ---------------------------------------------------------
 
@@ -306,40 +323,131 @@ class Casino(Application[UUID]):
         answer: R = pending.outcome()
         return answer
 
+    def command_soon(
+        self,
+        request_id: str,
+        cmd: c.Command[Any],
+        done: Callable[[Pending], None],
+        check: Check | None = None,
+    ) -> bool:
+        """Queue ``cmd`` for the next batch without waiting for it: the caller need not be
+        a thread that can block (an event loop). ``done(pending)`` is called once, on the
+        writer's thread, when the command's outcome is durable (``pending.outcome()``
+        returns its result or raises its error, as :meth:`command` would). False (nothing
+        queued, ``done`` never called): the command must go through :meth:`command` in a
+        thread of its own (one the stake gate runs around a seamless wallet's debit).
+        What :meth:`command` refuses before queueing (a malformed request id) raises here.
+        Its batches are written by this process's writer thread, or by a :meth:`command`
+        caller that writes already: the queue, and the batches, are the same."""
+        gate = self.stake_gate
+        if gate is not None and gate.wants(cmd):
+            return False
+        started = time.perf_counter()
+        try:
+            check_request_id(request_id)
+            handler = self.handlers.get(type(cmd))
+            if handler is None:
+                raise LookupError(f"no handler for {type(cmd).__name__}: compose with bootstrap()")
+        except LedgerError as e:
+            metrics.COMMANDS.labels(cmd.name, e.code).inc()
+            metrics.COMMAND_LATENCY.labels(cmd.name).observe(time.perf_counter() - started)
+            raise
+        rid = request_aggregate_id(cmd.scope, request_id)
+
+        def answered(p: Pending) -> None:
+            error = p.error
+            outcome = "ok" if error is None else getattr(error, "code", "error")
+            if error is not None and not isinstance(error, LedgerError | GameRuleError):
+                outcome = "error"
+            metrics.COMMANDS.labels(cmd.name, outcome).inc()
+            metrics.COMMAND_LATENCY.labels(cmd.name).observe(time.perf_counter() - started)
+            done(p)
+
+        pending = Pending(handler, cmd, request_id, rid, body_digest(cmd.name, cmd.body()))
+        pending.check = check
+        pending.notify = answered
+        with self._queue_lock:
+            self._waiting.append(pending)
+            lead = not self._writing
+            self._writing = True
+        if lead:
+            self._wake_writer()
+        return True
+
+    def _wake_writer(self) -> None:
+        """The writer thread writes what is waiting (started on first use)."""
+        with self._queue_lock:
+            if self._writer is None:
+                self._writer = threading.Thread(
+                    target=self._write_when_due, name="croupier-writer", daemon=True
+                )
+                self._writer.start()
+        self._writer_due.set()
+
+    def _write_when_due(self) -> None:
+        """The writer thread: whenever due, write batches until none is waiting."""
+        while True:
+            self._writer_due.wait()
+            self._writer_due.clear()
+            if self._writer_stop:
+                return
+            while True:
+                with self._queue_lock:
+                    if not self._waiting:
+                        self._writing = False
+                        break
+                    head = self._waiting[0]
+                    if head.notify is None:
+                        # A ``command`` caller heads the queue: it writes next, as if
+                        # handed the role by a writer before it.
+                        head.wake.release()
+                        break
+                self._write_batch()
+
+    def _write_batch(self, pending: Pending | None = None) -> None:
+        """Write the next batch (first come, first served): wake every command of it but
+        ``pending`` (the writing caller's own)."""
+        with self._queue_lock:
+            batch = self._waiting[: self._batch_max]
+            del self._waiting[: self._batch_max]
+        self._writer_thread = threading.get_ident()
+        try:
+            run_batch(self, batch)
+            metrics.BATCH_SIZE.observe(len(batch))
+            self.batches += 1
+            self.batched_commands += len(batch)
+        except BaseException as e:  # never leave a waiting command unanswered
+            for p in batch:
+                if not p.done:
+                    p.finish(error=e)
+        finally:
+            self._writer_thread = None
+            for p in batch:
+                if not p.done:  # run_batch answers every command; never wake one early
+                    p.finish(error=RuntimeError(f"{p.cmd.name} was not answered"))
+                if p is not pending:
+                    p.wake_up()
+
     def _write_until(self, pending: Pending) -> None:
         """Write batches (first come, first served) until ``pending`` is answered, then
         hand the writer's role to the oldest waiting command's caller, if any. Each
         caller is woken alone: a batch never wakes the callers it did not answer."""
         while not pending.done:
-            with self._queue_lock:
-                batch = self._waiting[: self._batch_max]
-                del self._waiting[: self._batch_max]
-            self._writer_thread = threading.get_ident()
-            try:
-                run_batch(self, batch)
-                metrics.BATCH_SIZE.observe(len(batch))
-                self.batches += 1
-                self.batched_commands += len(batch)
-            except BaseException as e:  # never leave a waiting command unanswered
-                for p in batch:
-                    if not p.done:
-                        p.finish(error=e)
-            finally:
-                self._writer_thread = None
-                for p in batch:
-                    if not p.done:  # run_batch answers every command; never wake one early
-                        p.finish(error=RuntimeError(f"{p.cmd.name} was not answered"))
-                    if p is not pending:
-                        p.wake.release()
+            self._write_batch(pending)
         self._hand_over()
 
     def _hand_over(self) -> None:
-        """The writer's role passes to the oldest waiting command's caller, or lapses."""
+        """The writer's role passes to the oldest waiting command's caller (the writer
+        thread for one queued by ``command_soon``), or lapses."""
         with self._queue_lock:
-            if self._waiting:
-                self._waiting[0].wake.release()  # its caller writes the next batch
-            else:
+            if not self._waiting:
                 self._writing = False
+                return
+            head = self._waiting[0]
+            if head.notify is None:
+                head.wake.release()  # its caller writes the next batch
+                return
+        self._wake_writer()
 
     def run_carefully(self, p: Pending) -> None:
         """The single-command path, from reloaded state: look the request up, run the
@@ -521,6 +629,7 @@ class Casino(Application[UUID]):
         try:
             for stop in self.on_close:
                 stop()
+            self._stop_writer()
             self.sealer.stop()
             try:
                 self.seal()
@@ -530,6 +639,20 @@ class Casino(Application[UUID]):
                 log.error("not sealing on close: %s", e)
         finally:
             super().close()
+
+    def _stop_writer(self) -> None:
+        """The writer thread ends once nothing is waiting (what is queued is answered)."""
+        writer = self._writer
+        if writer is None:
+            return
+        while True:
+            with self._queue_lock:
+                if not self._writing:
+                    self._writer_stop = True
+                    break
+            time.sleep(0.001)
+        self._writer_due.set()
+        writer.join(timeout=10)
 
     def __del__(self) -> None:
         # The library's __del__ calls close(); a checkpoint is a write the operator asked

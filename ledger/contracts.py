@@ -43,6 +43,9 @@ SESSION_REFUNDED: Final = "croupier/session/refunded@1"
 SESSION_WIN_REVERSED: Final = "croupier/session/win-reversed@1"
 SESSION_ROUND_OPENED: Final = "croupier/session/round-opened@1"
 SESSION_ROUND_CLOSED: Final = "croupier/session/round-closed@1"
+SESSION_ROUND_SETTLED: Final = "croupier/session/round-settled@1"
+"""A round's win credited and the round closed in one event (a live table's settlement:
+what ``win-credited`` then ``round-closed`` record, which older logs hold)."""
 SESSION_CLOSED: Final = "croupier/session/closed@1"
 
 ROUND: Final = "croupier/round@1"

@@ -96,6 +96,16 @@ class Pending:
     error: BaseException | None = None
     wake: threading.Lock = field(default_factory=_held_lock)
     """Released once by the writer: the command is answered, or its caller writes next."""
+    notify: Callable[[Pending], None] | None = None
+    """Instead of ``wake``: the caller does not wait in a thread (``Casino.command_soon``);
+    called once, on the writer's thread, when the command is answered."""
+
+    def wake_up(self) -> None:
+        """The writer is done with this command (answered, or its caller writes next)."""
+        if self.notify is not None:
+            self.notify(self)
+        else:
+            self.wake.release()
 
     def finish(self, result: Any = None, error: BaseException | None = None) -> None:
         self.result, self.error, self.done = result, error, True

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # the library writes its files there at once
     Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).mkdir(parents=True, exist_ok=True)
@@ -189,8 +190,13 @@ def observe_saved(events: list[Any], aggregates: dict[Any, Any]) -> None:
 
 def _currency(aggregates: dict[Any, Any], seat: Any) -> str:
     """A seat's currency: its table round's or its session's, whichever was saved with it."""
-    ids = {str(getattr(seat, "round_id", "")), str(getattr(seat, "session_id", ""))}
-    for agg in aggregates.values():
-        if str(agg.id) in ids and hasattr(agg, "currency"):
+    # One look-up each (``aggregates`` is keyed by id): a settlement batch saves
+    # thousands of seats, and a scan per seat made the batch quadratic.
+    for name in ("round_id", "session_id"):
+        try:
+            agg = aggregates.get(UUID(str(getattr(seat, name, ""))))
+        except ValueError:
+            continue
+        if agg is not None and hasattr(agg, "currency"):
             return str(agg.currency)
     return "?"

@@ -296,6 +296,10 @@ def start_together(settings: Settings, keyring: Keyring) -> list[str]:
             return
         with lock:
             apps.append(app)
+            if settings.uses_postgres:  # started: a request's bound on the pool
+                timeout = getattr(getattr(app.datastore, "pool", None), "timeout", None)
+                if timeout != settings.store_timeout_seconds:
+                    errors.append(f"pool timeout {timeout} after start")
 
     threads = [threading.Thread(target=start) for _ in range(STARTERS)]
     for t in threads:

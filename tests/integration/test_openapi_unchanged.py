@@ -53,6 +53,24 @@ INTENDED["/components/schemas/SeatChanged/properties/seat_id"] = {
     "description": "the seat's aggregate id: its events in the log and in the round's "
     "inclusion proof",
 }
+# The live table's defects (issue 28's end-to-end run): a closed session joins and leaves
+# no table (session-closed), and 2x with no bet has its own code (nothing-to-double).
+_SEAT = "/paths//v1/sessions/{session_id}/tables/{table}"
+INTENDED[f"{_SEAT}/join/post/description"] = (
+    "Come to the table (or back after a drop): a seat in the round is marked connected\n"
+    "again. Bets are placed with ``bets``; nothing else is needed to join. A closed\n"
+    "session joins no table (409 ``session-closed``, nothing written)."
+)
+INTENDED[f"{_SEAT}/leave/post/description"] = (
+    'Leave the table (seed 002 "Disconnessione"): before the betting deadline the\n'
+    "seat's bets are cancelled and refunded; after it they stand and the seat gets the\n"
+    "automatic decisions; the result is in the history. A closed session is refused\n"
+    "(409 ``session-closed``, nothing written)."
+)
+INTENDED[f"{_SEAT}/double/post/description"] = (
+    "2x: double every bet placed, all or none (within the limits and the balance);\n"
+    "with no bet placed in the round, 409 ``nothing-to-double``."
+)
 # Issue 29 added GET /metrics and GET /v1/audit/report (with the report's models).
 INTENDED.update(json.loads((FIXTURE.parent / "openapi_issue29.json").read_text()))
 # Issue 24 added the table chat (post, moderation, the operator's chat log) and spectators

@@ -1,0 +1,86 @@
+"""Commands from the event loop (``api.writer.command`` over ``Casino.command_soon``) are
+answered by the group-commit writer as ``Casino.command`` answers them: the same results
+and errors, batched with commands of waiting threads, nothing answered early."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from api import writer
+from ledger.errors import IdempotencyConflict, InsufficientFunds, InvalidRequest
+from ledger.requests import Request, request_aggregate_id
+from ledger.results import AccountMoved
+from tests.conftest import Store
+from tests.integration.test_group_commit import funded, writer_held
+from tests.integration.test_ledger_rules import count_topic
+
+DEPOSITED = "croupier/account/deposited@1"
+
+
+def test_loop_commands_get_the_results_and_errors_of_command(store: Store) -> None:
+    app = store.open()
+    funded(app, "ann")
+    from ledger import commands as c
+
+    async def play() -> list[Any]:
+        calls = [
+            writer.command(app, "d1", c.Deposit("ann", 100)),
+            writer.command(app, "w1", c.Withdraw("ann", 150)),  # more than there is
+            writer.command(app, "d1", c.Deposit("ann", 100)),  # a retry of d1
+            writer.command(app, "d1", c.Deposit("ann", 5)),  # d1 for another body
+            writer.command(app, "w2", c.Withdraw("ann", 40)),
+        ]
+        return await asyncio.gather(*calls, return_exceptions=True)
+
+    outcomes = asyncio.run(play())
+    assert outcomes[0] == AccountMoved(player_id="ann", balance=100)
+    assert isinstance(outcomes[1], InsufficientFunds)
+    assert outcomes[2] == outcomes[0]
+    assert isinstance(outcomes[3], IdempotencyConflict)
+    assert outcomes[4] == AccountMoved(player_id="ann", balance=60)
+    assert app.account_balance("ann") == 60
+    assert count_topic(store, DEPOSITED) == 1
+    assert app.find(Request, request_aggregate_id("operator", "w1")) is None  # refused
+
+
+def test_a_malformed_request_id_is_refused_before_anything_is_queued(store: Store) -> None:
+    app = store.open()
+    funded(app, "ann")
+    from ledger import commands as c
+
+    async def play() -> None:
+        await writer.command(app, "", c.Deposit("ann", 100))  # an empty id
+
+    try:
+        asyncio.run(play())
+    except InvalidRequest:
+        pass
+    else:
+        raise AssertionError("a malformed request id was accepted")
+    assert app._waiting == []
+    assert app.account_balance("ann") == 0
+
+
+def test_loop_commands_and_waiting_threads_share_one_batch(store: Store) -> None:
+    app = store.open()
+    funded(app, "ann")
+    from ledger import commands as c
+
+    before = app.batches
+
+    async def play(submit: Any) -> list[Any]:
+        loop_call = asyncio.ensure_future(writer.command(app, "d2", c.Deposit("ann", 7)))
+        while len(app._waiting) < 1:
+            await asyncio.sleep(0.001)
+        outcomes: list[Any] = submit(lambda: app.deposit("d3", "ann", 5))  # a thread's
+        assert not loop_call.done()  # nothing answered while the writer is held
+        app._hand_over()  # release the writer: the queue is written, as one batch
+        return [await loop_call, outcomes]
+
+    with writer_held(app) as submit:
+        answered, outcomes = asyncio.run(play(submit))
+    assert answered == AccountMoved(player_id="ann", balance=7)
+    assert outcomes[0] == AccountMoved(player_id="ann", balance=12)
+    assert app.batches == before + 1
+    assert app.account_balance("ann") == 12
