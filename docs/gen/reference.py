@@ -187,7 +187,9 @@ MEANINGS = {
     "insufficient-funds": "the account or session balance cannot cover it; the message "
     "quotes the balance",
     "session-busy": "a round is open in the session (no new round, no close)",
-    "session-closed": "the session is closed",
+    "session-closed": "the session is closed: it plays no game and acts at no table (join, "
+    "leave, chips, decisions: this code before any other, nothing written); after the "
+    "closed-session grace its token is `unauthenticated`",
     "round-not-open": "no round is open in the session",
     "decision-not-for-this-game": "the open round is of another game",
     "action-out-of-phase": "the action exists but not in this phase; the message names the "
@@ -224,7 +226,9 @@ MEANINGS = {
     "step-closed": "a decision for a step (or insurance window) that is not open now",
     "not-seated": "a decision from a session with no seat in the round",
     "side-bet-without-main": "side bets come after the main bet (seed 002)",
-    "nothing-to-undo": "UNDO or 2x with no chip placed",
+    "nothing-to-undo": "UNDO with no chip placed in this round",
+    "nothing-to-double": "2x with no bet placed in this round: it doubles the bets placed "
+    "(seed 002)",
     "repeat-not-allowed": "REPEAT after a chip, or with no previous round at the table",
     "table-paused": "the table is paused by the operator",
     "not-an-option": "the decision is not among the seat's options now",
@@ -249,6 +253,9 @@ MEANINGS = {
     "cell-required": "a per-log auditor route needs the cell named",
     "wrong-cell": "a session token presented to another cell",
     "cell-not-found": "the cell named by the path or `X-Croupier-Cell` does not exist",
+    "table-in-other-cell": "cells: the table is in another cell than the session (a session "
+    "plays only at its own cell's tables; `table`, `cell` the table's, `session_cell`), or "
+    "a table created in a cell its id is not placed in; nothing was run",
 }
 
 
@@ -515,7 +522,9 @@ def read_side_page(results: Path | None = None) -> str:
         "also listed, whole, in [Benchmarks](benchmarks.md)). The design these figures\n",
         "test is in [Read models](read-models.md). Times are milliseconds, in process, the\n",
         "way the HTTP routes run the query; p99 is the median over the run's rounds of each\n",
-        "round's p99, with the lowest and highest beside it.\n",
+        "round's p99, with the lowest and highest beside it. Where a run recorded it, *CPU\n",
+        "p99* is the p99 of the query's CPU time (its thread's): what the query cost, without\n",
+        "the waits for a core that make most of a wall p99 on a loaded machine.\n",
     ]
     newest: dict[str, dict[str, Any]] = {}
     for run in runs:
@@ -544,13 +553,24 @@ def read_side_page(results: Path | None = None) -> str:
             cells = []
             for n in sizes:
                 low, high = figures.get(f"{n}:{name}_p99_spread_ms", ["?", "?"])
+                cpu = figures.get(f"{n}:{name}_cpu_p99_ms")
                 cells.append(
                     f"{figures.get(f'{n}:{name}_p50_ms')} / {figures.get(f'{n}:{name}_p99_ms')}"
-                    f" ({low}–{high})"
+                    f" ({low}–{high})" + (f"; CPU p99 {cpu}" if cpu is not None else "")
                 )
             ratio = next((v for k, v in figures.items() if k.startswith(f"{name}_p99_ratio")), "?")
+            cpu_ratio = next(
+                (v for k, v in figures.items() if k.startswith(f"{name}_cpu_p99_ratio")), None
+            )
+            if cpu_ratio is not None:
+                ratio = f"{ratio} (CPU {cpu_ratio})"
             out.append(f"| {meaning} | {' | '.join(cells)} | {ratio} |\n")
-        built = " | ".join(f"{figures.get(f'{n}:views_built_s')} s" for n in sizes)
+        built = " | ".join(
+            "kept from the play"
+            if figures.get(f"{n}:views_from_play")
+            else f"{figures.get(f'{n}:views_built_s')} s"
+            for n in sizes
+        )
         out.append(f"| views built from the log (all three) | {built} | |\n")
         base = run.get("baseline") or {}
         for name, meaning in (
@@ -565,8 +585,10 @@ def read_side_page(results: Path | None = None) -> str:
             "50 threads of Red Dog as fast as they go on a fresh store, with the views (folded\n"
             "at commit, the runner on) and without them (neither), alternating, each round on a\n"
             "fresh store. Median over the rounds, lowest and highest in brackets. The views'\n"
-            "share is their CPU (the fold at commit in the commands' threads and the runner's\n"
-            "thread) over the rest of the process's; *with vs without* is the process's CPU per\n"
+            "share is their CPU (the fold at commit in the commands' threads: since 2026-12-03\n"
+            "08:00 UTC with the tracking rows read before the insert and the rows kept after\n"
+            "the commit, which earlier runs left out; and the runner's thread) over the rest of\n"
+            "the process's; *with vs without* is the process's CPU per\n"
             "command with the views over that without them, minus one, round by round. The\n"
             "process's CPU only: PostgreSQL's own work on the rows is not in it.\n\n"
         )
