@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import datetime
+from operator import attrgetter
 from typing import Any
+from uuid import UUID
 
-from eventsourcing.persistence import JSONTranscoder, StoredEvent
+from eventsourcing.persistence import DatetimeAsISO, JSONTranscoder, StoredEvent, UUIDAsHex
 
 from ledger.readside.projection import Event, Projector
 
@@ -33,6 +36,14 @@ def payload_of(transcoder: JSONTranscoder) -> Callable[[Any], Mapping[str, Any]]
     """The function that makes a domain event's payload as the log holds it, decoded:
     a :class:`Payload` over the event's attributes."""
     encoder, types = transcoder.encoder, transcoder.types
+    # The library's datetime and UUID transcodings (every event's timestamp, most ids)
+    # encoded by their own C methods, without the transcoding's frame: the same text.
+    direct: dict[type, tuple[str, Callable[[Any], str]]] = {}
+    for kind, transcoding in types.items():
+        if type(transcoding) is DatetimeAsISO and kind is datetime:
+            direct[kind] = (transcoding.name, datetime.isoformat)
+        elif type(transcoding) is UUIDAsHex and kind is UUID:
+            direct[kind] = (transcoding.name, attrgetter("hex"))
 
     def roundtrip(value: Any) -> Any:
         return json.loads(encoder.encode(value))
@@ -41,6 +52,9 @@ def payload_of(transcoder: JSONTranscoder) -> Callable[[Any], Mapping[str, Any]]
         kind = type(value)
         if kind in _PLAIN:
             return value
+        fast = direct.get(kind)
+        if fast is not None:
+            return {"_type_": fast[0], "_data_": fast[1](value)}
         if kind is dict:
             out = {}
             for k, v in value.items():
