@@ -28,16 +28,33 @@ from api.connection_guard import uvicorn_options
 from tests.conftest import Store
 from tests.helpers import raw_rows
 from tests.integration.leak_scan import card_ids_in, card_needles, scan_bytes, seed_needles
-from tests.integration.table_helpers import CONFIG, Live
+from tests.integration.table_helpers import CONFIG, Live, a_seed_that_stops_at_a_step
 from tests.integration.test_table_hidden_scan import SEED, SHOE, SecretLive
+from tests.integration.test_table_socket_e2e import BOOKKEEPING, _presence_request
 
 OPERATOR, AUDITOR = "op-token-" + "x" * 20, "aud-token-" + "y" * 20
+
+
+def ledger_rows(store: Any) -> list[tuple[Any, ...]]:
+    """Every stored row but the connections' presence and the process's beat: opening a
+    socket holds its seat in the background, after the handshake, and a serving process
+    beats every few seconds, so those rows may land between two reads of a test (CI saw
+    a presence row land after a resend's ``before``)."""
+    return [
+        r
+        for r in raw_rows(store)
+        if not r[3].startswith(BOOKKEEPING) and not _presence_request(r[3], r[4])
+    ]
 
 
 class Served:
     def __init__(self, store: Store, live: Live | None = None, **settings: Any) -> None:
         self.store = store
-        self.live = live or Live(store, config=dict(CONFIG))
+        # the first round stops at a step (a random shoe sometimes deals a blackjack that
+        # settles at once, and a test waiting for its options then waits in vain)
+        self.live = live or Live(
+            store, config=dict(CONFIG), seeds=(a_seed_that_stops_at_a_step(CONFIG),)
+        )
         self.creds = Credentials(OPERATOR, AUDITOR, b"s" * 32, "test", "test")
         chosen = store.settings(**settings) if settings else None
         self.api = create_app(self.live.app, chosen, credentials=self.creds)
@@ -156,22 +173,22 @@ def test_every_command_is_answered_and_a_resent_id_changes_nothing(served: Serve
             assert joined["type"] == "answer" and joined["result"]["table"] == "T1"
             first = await ws.command("b1", "bet", bet="main", amount=100)
             assert first["result"]["bets"] == {"main": 100}
-            before = raw_rows(s.store)
+            before = ledger_rows(s.store)
             again = await ws.command("b1", "bet", bet="main", amount=100)
             assert again["result"] == first["result"]
-            assert raw_rows(s.store) == before  # nothing written
+            assert ledger_rows(s.store) == before  # nothing written
             other = await ws.command("b1", "bet", bet="main", amount=200)
             assert (other["type"], other["code"], other["status"]) == (
                 "error",
                 "idempotency-conflict",
                 409,
             )
-            assert raw_rows(s.store) == before
+            assert ledger_rows(s.store) == before
             bad = await ws.command("x1", "bet", bet="main", amount=-5)
             assert (bad["code"], bad["status"]) == ("invalid-request", 422)
             sneaky = await ws.command("x2", "bet", bet="main", amount=100, session_id="other")
             assert (sneaky["code"], sneaky["status"]) == ("invalid-request", 422)
-            assert raw_rows(s.store) == before
+            assert ledger_rows(s.store) == before
             r = await ws.command("a1", "all-side-bets")
             assert set(r["result"]["bets"]) == {"main", "perfect-pairs", "21+3", "hot-3", "bust-it"}
             r = await ws.command("u1", "undo")
@@ -182,10 +199,10 @@ def test_every_command_is_answered_and_a_resent_id_changes_nothing(served: Serve
             assert r["result"]["bets"] == {}
             # no chip left: no bet, as a session that never bet (not seated)
             assert (r["result"]["status"], r["result"]["seated"]) == ("no-bet", False)
-            unbet = raw_rows(s.store)
+            unbet = ledger_rows(s.store)
             r = await ws.command("d2", "double")  # 2x with no bet: its own code, not an undo's
             assert (r["type"], r["status"], r["code"]) == ("error", 409, "nothing-to-double")
-            assert raw_rows(s.store) == unbet
+            assert ledger_rows(s.store) == unbet
             r = await ws.command("r1", "repeat")
             assert r["type"] == "error" and r["code"] == "repeat-not-allowed"
             r = await ws.command("b2", "bet", bet="main", amount=100)
@@ -250,11 +267,11 @@ def test_a_socket_acts_and_reads_for_its_own_session_only(served: Served) -> Non
         for _ in range(8):
             await asyncio.to_thread(s.live.tick, 10_000)
         await asyncio.to_thread(s.live.app.close_session, "close-ann", ann)
-        before = raw_rows(s.store)
+        before = ledger_rows(s.store)
         async with _open(s, ann) as conn:
             late = await Socket(conn).command("a2", "bet", bet="main", amount=100)
             assert (late["code"], late["status"]) == ("session-closed", 409)
-        assert raw_rows(s.store) == before
+        assert ledger_rows(s.store) == before
         s.api.state.credentials = dataclasses.replace(s.api.state.credentials, closed_grace=-1)
         with pytest.raises(InvalidStatus) as e:
             async with _open(s, ann):
