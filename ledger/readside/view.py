@@ -143,16 +143,11 @@ class View:
 
     def create_statements(self) -> list[str]:
         out = []
-        # SQLite: a table clustered on its key (WITHOUT ROWID), so a row written is one
-        # b-tree entry, not a row plus its key's index; the fold's upserts and the COMMIT's
-        # pages were about half that index. A table made before keeps its rowid layout
-        # (same columns, same queries) until it is rebuilt.
-        clustered = "" if self.postgres else " WITHOUT ROWID"
         for t in self.tables:
             cols = ", ".join(f"{c} {'BIGINT' if kind == INT else 'TEXT'}" for c, kind in t.columns)
             out.append(
                 f"CREATE TABLE IF NOT EXISTS {self.table_names[t.name]} "
-                f"({cols}, PRIMARY KEY ({', '.join(t.key)})){clustered}"
+                f"({cols}, PRIMARY KEY ({', '.join(t.key)}))"
             )
             table = self.table_names[t.name]
             for columns in t.indexes:
