@@ -290,6 +290,12 @@ def test_bad_input_gets_a_typed_error_and_changes_nothing(client: Client, store:
             422,
             "invalid-table-config",
         ),
+        (  # one deck cut at up to 85 %: a round could run out of cards after the cut
+            "/v1/tables",
+            {"table": "T2", "currency": "EUR", "config": {"decks": 1}},
+            422,
+            "invalid-table-config",
+        ),
         (
             "/v1/tables",
             {"table": "T2", "currency": "EUR", "config": {"betting_ms": 5}},
