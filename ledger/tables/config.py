@@ -144,7 +144,8 @@ class TableConfig:
         if after_cut < ROUND_CARDS_MAX:
             raise InvalidTableConfig(
                 f"the shoe must hold a whole round after its cut card: {after_cut} cards"
-                f" follow the latest cut ({rules.decks} decks, penetration up to"
+                f" follow the latest cut ({rules.decks} deck{'' if rules.decks == 1 else 's'},"
+                f" penetration up to"
                 f" {checked.penetration_permille[1]} permille), a round can take"
                 f" {ROUND_CARDS_MAX}"
             )

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from functools import cache
 
+import pytest
+
 from games.blackjack.hand import total_of
 from games.cards import Card
 from ledger.tables.config import ROUND_CARDS_MAX, TableConfig
+from ledger.tables.errors import InvalidTableConfig
 
 RANKS = "A23456789T"  # the ten-valued ranks all draw alike
 
@@ -34,3 +37,12 @@ def test_eight_decks_at_the_default_penetration_leave_a_whole_round_after_the_cu
     config = TableConfig.check({})
     rules = config.rules()
     assert rules.shoe_cards - rules.cut_range(rules.shoe_cards)[1] >= ROUND_CARDS_MAX
+
+
+def test_one_deck_at_the_default_penetration_is_refused_and_says_why() -> None:
+    with pytest.raises(InvalidTableConfig) as refused:
+        TableConfig.check({"decks": 1})
+    message = str(refused.value)
+    assert "(1 deck," in message and "can take 24" in message
+    # cut early enough, one deck holds a whole round after its cut
+    assert TableConfig.check({"decks": 1, "penetration_permille": [450, 530]}).decks == 1
