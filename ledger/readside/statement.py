@@ -38,6 +38,7 @@ LEDGERS = Table(
     ),
     ("ledger",),
     indexes=(("player", "owned", "ord"),),
+    fixed=("player", "owned", "ord"),  # a ledger is owned once (``_own``, when absent)
 )
 PLAYERS = Table(
     "players",
@@ -129,7 +130,16 @@ class StatementProjector(Projector):
             players[who] = totals
         ledger, kind = _steps(topic)
         own = f"{ledger}:{originator_id}"
-        session = next((n for n in (own, src, dst) if n.startswith("session:")), None)
+        # the session this movement is of: its own ledger, else the one it names (no
+        # generator here: one of the fold's hottest lines)
+        if own.startswith("session:"):
+            session: str | None = own
+        elif src.startswith("session:"):
+            session = src
+        elif dst.startswith("session:"):
+            session = dst
+        else:
+            session = None
         # Session events name the round by game_code since class_version 2 (round_id before).
         code = doc.get("round_code") or doc.get("game_code") or doc.get("round_id")
         if player not in players:

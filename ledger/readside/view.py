@@ -27,6 +27,7 @@ from functools import cached_property
 from operator import itemgetter
 from typing import Any, NamedTuple
 
+import orjson
 from eventsourcing.persistence import Tracking
 from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
 from eventsourcing.sqlite import SQLiteDatastore, SQLiteTrackingRecorder
@@ -49,6 +50,16 @@ class Table:
     """Rows are only ever inserted (never read back by the projection): not cached."""
     indexes: tuple[tuple[str, ...], ...] = ()
     """Secondary indexes (the queries' orders)."""
+    fixed: tuple[str, ...] = ()
+    """Columns a row keeps from its first write on (the projection never changes them):
+    an upsert does not set them again. Setting an indexed column rewrites its index
+    entry even to the same value (SQLite: twice the time of the upsert; PostgreSQL: no
+    HOT update)."""
+
+    def __post_init__(self) -> None:
+        unknown = set(self.fixed) - set(self.names)
+        if unknown or set(self.fixed) & set(self.key):
+            raise ValueError(f"fixed columns of {self.name}: {sorted(self.fixed)}")
 
     @cached_property
     def names(self) -> tuple[str, ...]:
@@ -420,7 +431,8 @@ class View:
         else:
             text = f"{into} VALUES ({', '.join('?' for _ in names)})"
         if not insert_only:
-            sets = ", ".join(f"{n} = excluded.{n}" for n in names if n not in table.key)
+            kept = (*table.key, *table.fixed)
+            sets = ", ".join(f"{n} = excluded.{n}" for n in names if n not in kept)
             text += f" ON CONFLICT ({', '.join(table.key)}) DO UPDATE SET {sets}"
         return self.sql(text)
 
@@ -480,11 +492,11 @@ class View:
             for _, changes in parts
             for change in changes
         ]
-        c.execute(
-            statement,
-            {"doc": json.dumps(doc), "position": position, "names": names},
-            prepare=True,
-        )
+        try:
+            text = orjson.dumps(doc).decode()
+        except TypeError:  # an int beyond 64 bits, a lone surrogate: the exact encoder
+            text = json.dumps(doc)
+        c.execute(statement, {"doc": text, "position": position, "names": names}, prepare=True)
 
     def _together_sql(self, parts: Sequence[tuple[View, Sequence[Change]]]) -> Any:
         ctes: list[str] = []
@@ -500,9 +512,8 @@ class View:
                 listed = ", ".join(columns)
                 text = f"INSERT INTO {table} ({listed}) SELECT {listed} FROM {rows}"
                 if change.kind == UPSERT:
-                    sets = ", ".join(
-                        f"{c} = excluded.{c}" for c in columns if c not in change.table.key
-                    )
+                    kept = (*change.table.key, *change.table.fixed)
+                    sets = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in kept)
                     text += f" ON CONFLICT ({', '.join(change.table.key)}) DO UPDATE SET {sets}"
                 ctes.append(text)
         with_ = ", ".join(f"w{n} AS ({text})" for n, text in enumerate(ctes))

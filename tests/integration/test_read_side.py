@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from ledger.accounts import account_id_for
 from ledger.casino import Casino
 from ledger.checkpoints import feed_opened
+from ledger.readside.view import INT, Table
 from ledger.statement import StatementBook, statements
 from tests.conftest import Store
 from tests.integration.test_report import log
@@ -87,6 +91,38 @@ def test_an_edited_row_is_reported_by_the_check_and_a_rebuild_repairs_it(
     assert projection.check().differences == []
     assert statements(app).lines(PLAYER) == lines
     assert statements(app).lines(PLAYER) == book_of(app).lines(PLAYER)
+
+
+def test_a_ledgers_fixed_columns_are_written_once_and_an_edit_of_them_is_reported(
+    store: Store,
+) -> None:
+    """The ledgers' upsert leaves ``player``, ``owned`` and ``ord`` as first written (an
+    indexed column set again rewrites its index entry): a later movement moves the
+    balance, not an insider's edit of them, which the check names."""
+    app = store.open()
+    app.open_account("open", "ria", "EUR")
+    app.deposit("dep-1", "ria", 500)
+    projection = app.readside["statement"]
+    projection.catch_up()
+    ledgers = view_table(store, app, "statement", "ledgers")
+    conn = store.connect()
+    mark = "?" if store.kind == "sqlite" else "%s"
+    conn.execute(f"UPDATE {ledgers} SET ord = ord + 7 WHERE player = {mark}", ("ria",))
+    conn.close()
+    app.deposit("dep-2", "ria", 250)  # folded at commit: an upsert of the account's row
+    assert statements(app).balances("ria") == {f"account:{account_id_for('ria')}": 750}
+    found = projection.check()
+    assert [(d.table, d.view["ord"] - d.log["ord"]) for d in found.differences] == [("ledgers", 7)]
+    projection.rebuild()
+    assert projection.check().differences == []
+
+
+def test_a_table_refuses_a_fixed_column_it_does_not_have_or_that_is_its_key() -> None:
+    columns = (("k", INT), ("v", INT), ("position", INT))
+    assert Table("t", columns, ("k",), fixed=("v",)).fixed == ("v",)
+    for fixed in (("k",), ("w",)):
+        with pytest.raises(ValueError, match="fixed columns"):
+            Table("t", columns, ("k",), fixed=fixed)
 
 
 def test_a_rebuild_on_a_running_log_ends_equal_to_the_log(store: Store) -> None:
