@@ -21,7 +21,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
+from json.encoder import encode_basestring_ascii
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from ledger import contracts
 from ledger.readside.projection import Event, Projector
@@ -225,9 +228,9 @@ class TotalsProjector(Projector):
         move = [_day(doc), str(mv["currency"]), kind, int(mv["amount"])]
         if rnd is None:  # its round starts later in the log (same command): park it
             parked = rows.get(PARKED, (code, oid))
-            moves = json.loads(parked["moves"]) if parked is not None else []
+            moves = _moves(parked["moves"]) if parked is not None else []
             moves.append(move)
-            row = {"code": code, "session_id": oid, "moves": json.dumps(moves), "position": seq}
+            row = {"code": code, "session_id": oid, "moves": _text(moves), "position": seq}
             rows.put(PARKED, row)
             return
         self._add(rows, seq, rnd, move)
@@ -244,7 +247,7 @@ class TotalsProjector(Projector):
         if parked is None:
             return
         rnd = rows.get(ROUNDS, (key,))
-        for move in json.loads(parked["moves"]):
+        for move in _moves(parked["moves"]):
             self._add(rows, seq, rnd, move)
         rows.delete(PARKED, (code, session_id))
 
@@ -254,6 +257,38 @@ class TotalsProjector(Projector):
             return found  # the store's copy (or this batch's own row), changed then put
         blank = dict.fromkeys(("rounds", "voided", *MONEY, "staked", "paid", "position"), 0)
         return {"day": day, "game": game, "variant": variant, "currency": currency, **blank}
+
+
+def _text(moves: list[list[Any]]) -> str:
+    """``json.dumps(moves)``, the same text, for the lists of text and integers a parked
+    row holds (``json.dumps`` makes an encoder each call: a tenth of the totals' fold
+    when every stake is parked until its round starts)."""
+    if all(type(v) is str or type(v) is int for move in moves for v in move):
+        return (
+            "["
+            + ", ".join(
+                "["
+                + ", ".join(
+                    encode_basestring_ascii(v) if type(v) is str else int.__repr__(v) for v in move
+                )
+                + "]"
+                for move in moves
+            )
+            + "]"
+        )
+    return json.dumps(moves)
+
+
+def _moves(text: str) -> list[list[Any]]:
+    """``json.loads(text)``: by orjson when it reads the text exactly (it reads an
+    integer beyond 64 bits as a float, and refuses ``NaN``: then by ``json``)."""
+    try:
+        moves: list[list[Any]] = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)  # type: ignore[no-any-return]
+    if any(type(v) is float for move in moves for v in move):
+        return json.loads(text)  # type: ignore[no-any-return]
+    return moves
 
 
 _ROUND_TOPICS = frozenset(
