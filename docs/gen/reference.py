@@ -505,6 +505,9 @@ READ_SIDE_QUERIES = {
 }
 
 
+LAG_RUNS_SHOWN = 3
+
+
 def read_side_page(results: Path | None = None) -> str:
     """The tables of docs/read-side-figures.md, from the newest recorded runs of
     bench/bench_read_side.py (one per store and kind of run)."""
@@ -527,15 +530,17 @@ def read_side_page(results: Path | None = None) -> str:
         "the waits for a core that make most of a wall p99 on a loaded machine.\n",
     ]
     newest: dict[str, dict[str, Any]] = {}
+    recent: dict[str, list[dict[str, Any]]] = {}  # the newest lag runs of each store
     for run in runs:
         name = run.get("run", "")
         if name.startswith("lag "):
-            newest[" ".join(name.split()[:2])] = run
+            store_runs = recent.setdefault(" ".join(name.split()[:2]), [])
+            store_runs[:] = [*store_runs, run][-LAG_RUNS_SHOWN:]
         else:  # the newest run of each store up to each largest size
             kind, _, sizes = name.partition(" sizes=")
             newest[f"{kind} {sizes.split(',')[-1]}"] = run
     queries = [r for k, r in newest.items() if k.startswith("queries ")]
-    lags = [r for k, r in newest.items() if k.startswith("lag ")]
+    lags = [r for store_runs in recent.values() for r in store_runs]
     if not queries and not lags:
         out.append("\nNo run has been recorded yet.\n")
     for run in queries:
@@ -582,9 +587,13 @@ def read_side_page(results: Path | None = None) -> str:
     if lags:
         out.append("\n## Lag and CPU under load\n\n")
         out.append(
-            "50 threads of Red Dog as fast as they go on a fresh store, with the views (folded\n"
-            "at commit, the runner on) and without them (neither), alternating, each round on a\n"
-            "fresh store. Median over the rounds, lowest and highest in brackets. The views'\n"
+            f"The newest {LAG_RUNS_SHOWN} runs of each store (they move with the machine's load:\n"
+            "read them together). 50 threads of Red Dog as fast as they go on a fresh store,\n"
+            "with the views (folded at commit, the runner on) and without them (neither),\n"
+            "alternating, each round on a fresh store; a watcher reads the views' positions\n"
+            "every 5 ms beside both (since 2026-12-03 14:30 UTC: before, beside the views' runs\n"
+            "only, so *with vs without* counted its load as the views'). Median over the\n"
+            "rounds, lowest and highest in brackets. The views'\n"
             "share is their CPU (the fold at commit in the commands' threads: since 2026-12-03\n"
             "08:00 UTC with the tracking rows read before the insert and the rows kept after\n"
             "the commit, which earlier runs left out; and the runner's thread) over the rest of\n"
