@@ -431,9 +431,7 @@ class View:
         else:
             text = f"{into} VALUES ({', '.join('?' for _ in names)})"
         if not insert_only:
-            kept = (*table.key, *table.fixed)
-            sets = ", ".join(f"{n} = excluded.{n}" for n in names if n not in kept)
-            text += f" ON CONFLICT ({', '.join(table.key)}) DO UPDATE SET {sets}"
+            text += _on_conflict(table, names)
         return self.sql(text)
 
     def remove(self, c: Any, table: Table, keys: Sequence[Key]) -> None:
@@ -512,9 +510,7 @@ class View:
                 listed = ", ".join(columns)
                 text = f"INSERT INTO {table} ({listed}) SELECT {listed} FROM {rows}"
                 if change.kind == UPSERT:
-                    kept = (*change.table.key, *change.table.fixed)
-                    sets = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in kept)
-                    text += f" ON CONFLICT ({', '.join(change.table.key)}) DO UPDATE SET {sets}"
+                    text += _on_conflict(change.table, columns)
                 ctes.append(text)
         with_ = ", ".join(f"w{n} AS ({text})" for n, text in enumerate(ctes))
         return SQL(
@@ -522,6 +518,15 @@ class View:
             + f"UPDATE {self.tracking_table} SET notification_id = %(position)s "
             "WHERE application_name = ANY(%(names)s) AND notification_id < %(position)s"
         )
+
+
+def _on_conflict(table: Table, columns: Sequence[str]) -> str:
+    """An upsert's conflict clause: every column set again but the key and the fixed
+    ones (nothing to set: the row is left as it is)."""
+    kept = (*table.key, *table.fixed)
+    sets = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in kept)
+    target = f" ON CONFLICT ({', '.join(table.key)})"
+    return f"{target} DO UPDATE SET {sets}" if sets else f"{target} DO NOTHING"
 
 
 _ABSENT: Any = object()

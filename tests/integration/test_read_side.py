@@ -3,6 +3,7 @@ the log implies, checkable against it and rebuilt from it."""
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from ledger.accounts import account_id_for
 from ledger.casino import Casino
 from ledger.checkpoints import feed_opened
-from ledger.readside.view import INT, Table
+from ledger.readside.view import INT, Table, _on_conflict
 from ledger.statement import StatementBook, statements
 from tests.conftest import Store
 from tests.integration.test_report import log
@@ -123,6 +124,17 @@ def test_a_table_refuses_a_fixed_column_it_does_not_have_or_that_is_its_key() ->
     for fixed in (("k",), ("w",)):
         with pytest.raises(ValueError, match="fixed columns"):
             Table("t", columns, ("k",), fixed=fixed)
+    # an upsert of a table whose every other column is fixed leaves the row as it is
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE t (k BIGINT, v BIGINT, PRIMARY KEY (k))")
+    for fixed, expected in (((), 2), (("v",), 1)):
+        table = Table("t", (("k", INT), ("v", INT)), ("k",), fixed=fixed)
+        conn.execute("DELETE FROM t")
+        for value in (1, 2):
+            conn.execute(
+                f"INSERT INTO t VALUES (?, ?){_on_conflict(table, table.names)}", (7, value)
+            )
+        assert conn.execute("SELECT v FROM t").fetchall() == [(expected,)]
 
 
 def test_a_rebuild_on_a_running_log_ends_equal_to_the_log(store: Store) -> None:
