@@ -118,7 +118,7 @@ def test_a_ledgers_fixed_columns_are_written_once_and_an_edit_of_them_is_reporte
     assert projection.check().differences == []
 
 
-def test_a_table_refuses_a_fixed_column_it_does_not_have_or_that_is_its_key() -> None:
+def test_a_tables_fixed_columns_are_checked_and_an_upsert_of_only_fixed_ones_does_nothing() -> None:
     columns = (("k", INT), ("v", INT), ("position", INT))
     assert Table("t", columns, ("k",), fixed=("v",)).fixed == ("v",)
     for fixed in (("k",), ("w",)):
