@@ -74,6 +74,7 @@ from ledger.rounds import Round
 from ledger.settings import APP_NAME, Settings
 from ledger.snapshots import SnapshotStore, Snapshotter, construct_store
 from ledger.store import SigningEventStore, VerifyingMapper, bound_waits
+from ledger.transcoder import OrjsonTranscoder
 from ledger.unit_of_work import UnitOfWork
 
 log = logging.getLogger("croupier")
@@ -158,6 +159,13 @@ class Casino(Application[UUID]):
         bound_waits(self.datastore, self.settings.store_timeout_seconds)
 
     # -- infrastructure hooks ---------------------------------------------------------
+
+    def construct_transcoder(self) -> OrjsonTranscoder:
+        """The library's JSON transcoder with its transcodings, encoding by orjson where
+        that writes the same bytes (:mod:`ledger.transcoder`)."""
+        transcoder = OrjsonTranscoder()
+        self.register_transcodings(transcoder)
+        return transcoder
 
     def construct_mapper(self) -> VerifyingMapper:
         mapper = self.factory.mapper(
