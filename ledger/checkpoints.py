@@ -172,13 +172,17 @@ class Sealer:
             tree, last_id = state.tree, state.last_notification_id
             history = self.app.key_history
             news = 0  # rows other than checkpoints
-            for note in iter_notifications(self.app, last_id):
-                _, env, h = self.app.mapper.open(note)  # type: ignore[attr-defined]
-                # Never checkpoint a row whose key was not valid at its position.
-                history.check_row(note.id, env, f"row {note.id}")
-                tree = tree.append(merkle.leaf_hash(h))
-                last_id = note.id
-                news += note.topic != contracts.CHECKPOINT_SEALED
+            opener = self.app.mapper.open  # type: ignore[attr-defined]
+            for page in iter_pages(self.app, last_id):
+                leaves = []
+                for note in page:
+                    _, env, h = opener(note)
+                    # Never checkpoint a row whose key was not valid at its position.
+                    history.check_row(note.id, env, f"row {note.id}")
+                    leaves.append(merkle.leaf_hash(h))
+                    news += note.topic != contracts.CHECKPOINT_SEALED
+                tree = tree.extend(leaves)  # a page at once: one new tree, not one a row
+                last_id = page[-1].id
             if not news:
                 # Nothing but the last checkpoint's own row is new: an idle log gets no
                 # more checkpoints (each would cover the one before, one a second forever).
@@ -278,6 +282,15 @@ def iter_notifications(
 ) -> Iterator[Notification]:
     """Every stored event after notification ``after_id`` (only ``topics`` if given), in
     notification order, read a page at a time."""
+    for page in iter_pages(app, after_id, topics):
+        yield from page
+
+
+def iter_pages(
+    app: LogApp, after_id: int = 0, topics: Sequence[str] = ()
+) -> Iterator[Sequence[Notification]]:
+    """:func:`iter_notifications` a page (at most :data:`PAGE` rows, never empty) at a
+    time."""
     start = after_id + 1
     while True:
         page: Sequence[Notification] = app.recorder.select_notifications(
@@ -285,7 +298,7 @@ def iter_notifications(
         )
         if not page:
             return
-        yield from page
+        yield page
         start = page[-1].id + 1
 
 

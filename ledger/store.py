@@ -12,7 +12,7 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from functools import wraps
+from functools import lru_cache, wraps
 from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
@@ -104,11 +104,10 @@ class VerifyingMapper(Mapper[UUID]):
 
     def open(self, stored: StoredEvent) -> tuple[StoredEvent, envelope.Envelope, bytes]:
         """Return the unsealed stored event, its envelope and its event hash."""
-        where = f"event {stored.originator_id} v{stored.originator_version}"
         try:
             env = envelope.decode(stored.state)
         except envelope.EnvelopeError as e:
-            raise TamperDetected(f"{where}: {e}") from e
+            raise TamperDetected(f"{_where(stored)}: {e}") from e
         plain = StoredEvent(
             stored.originator_id, stored.originator_version, stored.topic, env.payload
         )
@@ -121,6 +120,7 @@ class VerifyingMapper(Mapper[UUID]):
         if pub is None and env.format == 2 and self.refresh_trust is not None:
             self.refresh_trust()  # another process may have rotated the key
             pub = self._key(env)
+        where = _where(stored)  # only on the full check: a cached row needs no name
         if pub is None:
             raise TamperDetected(f"{where}: signed with unknown key {env.kid!r}")
         try:
@@ -283,10 +283,17 @@ class SigningEventStore(EventStore[UUID]):
         return iter(events)
 
 
+def _where(stored: StoredEvent) -> str:
+    return f"event {stored.originator_id} v{stored.originator_version}"
+
+
+@lru_cache(maxsize=65_536)
 def canonical_sqlite_id(originator_id: str) -> UUID:
     """Only the library's own spelling (32 lower-case hex digits): the signature covers
     the UUID's bytes, so an upper-case copy of an aggregate's rows would otherwise verify
-    as a second aggregate and be checkpointed by the sealer."""
+    as a second aggregate and be checkpointed by the sealer. Remembered for the ids read
+    most recently (every read of a row builds its id: a round's rows share one, and the
+    sealer reads every row again); a refused id is refused again each time."""
     if (
         type(originator_id) is not str
         or len(originator_id) != 32
