@@ -685,6 +685,105 @@ def http_figures_page(results: Path | None = None) -> str:
             f" | {cell([f.get('cpu_per_round_over_baseline_server') for f in figs], 2)}"
             f" | {loads} | {dates[0]} – {dates[-1][11:]} |\n"
         )
+    out.append(floor_section(folder, cell))
+    return "".join(out)
+
+
+FLOOR_ROWS = [
+    (
+        "croupier_http_cpu_ms_per_round",
+        "croupier over HTTP (SQLite, 1 worker): server CPU ms a round",
+        3,
+    ),
+    (
+        "requests_per_round",
+        "requests a round",
+        2,
+    ),
+    (
+        "croupier_in_process_one_session_cpu_ms_per_round",
+        "croupier in process, one session (a batch of one): CPU ms a round",
+        3,
+    ),
+    (
+        "bare_http_cpu_ms_per_request",
+        "bare uvicorn (httptools, uvloop), no application: server CPU ms a request",
+        3,
+    ),
+    (
+        "bare_http_cpu_ms_per_round",
+        "the same, ms a round (times croupier's requests a round)",
+        3,
+    ),
+    (
+        "events_per_round",
+        "events a round stores",
+        2,
+    ),
+    (
+        "sign_us",
+        "Ed25519 signatures, µs a round",
+        0,
+    ),
+    (
+        "hash_us",
+        "SHA-256 chain and Merkle leaf, µs a round",
+        1,
+    ),
+    (
+        "encode_us",
+        "orjson encoding of the events, µs a round",
+        1,
+    ),
+    (
+        "seed_seal_us",
+        "the seed's AES-GCM seal, µs a round",
+        1,
+    ),
+    (
+        "sqlite_batch1_us",
+        "SQLite insert, committed each round, µs a round",
+        0,
+    ),
+    (
+        "sqlite_batch32_us",
+        "SQLite insert, committed every 32 rounds, µs a round",
+        0,
+    ),
+    (
+        "floor_ms_per_round_batch1",
+        "floor, commit each round: ms a round",
+        3,
+    ),
+    (
+        "floor_ms_per_round_batch32",
+        "floor, commit every 32 rounds: ms a round",
+        3,
+    ),
+]
+
+
+def floor_section(folder: Path, cell: Callable[[list[Any], int], str]) -> str:
+    """The floor under a Red Dog round (bench/bench_floor.py), beside croupier's figure."""
+    path = folder / "bench_floor.jsonl"
+    if not path.exists():
+        return ""
+    runs = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+    if not runs:
+        return ""
+    figs = [r["figures"] for r in runs]
+    loads = ", ".join(str((r.get("load") or {}).get("before", ["?"])[0]) for r in runs)
+    dates = sorted({r["date"][:16].replace("T", " ") for r in runs})
+    out = [
+        "\n## The floor under a Red Dog round\n\n",
+        "What `bench/bench_floor.py` recorded: an HTTP server that does nothing and a log\n",
+        "that does only what it must, beside croupier's own figure measured in the same run\n",
+        f"(median and spread of {len(runs)} runs, {dates[0]} – {dates[-1][11:]} UTC; load when\n",
+        f"each started: {loads}; command `{_cell(runs[-1]['command'])}`).\n\n",
+        "| figure | median (lowest–highest) |\n|---|---|\n",
+    ]
+    for key, label, digits in FLOOR_ROWS:
+        out.append(f"| {label} | {cell([f.get(key) for f in figs], digits)} |\n")
     return "".join(out)
 
 
