@@ -43,7 +43,10 @@ and the CPU the play cost (from the players' start to the last round settled):
 ``server_cpu_s`` (the serve process, every thread, from /proc) and ``pg_cpu_s`` (the
 PostgreSQL backends of the bench's own database: give ``CROUPIER_TEST_POSTGRES_URL`` a
 database of the bench's own, as other work on the cluster would be counted in ``test``),
-and both per seat per round (``*_ms_per_seat_round``: CPU / (players x rounds)); the
+and both per seat per round (``*_ms_per_seat_round``: CPU / (players x rounds)) and per
+command answered (``*_ms_per_command``: CPU / (bets accepted + decisions answered), the
+deals and settlements included: a random shoe moves the decisions a seat makes from one
+run to the next, and with them the CPU a seat, so compare two trees by this one); the
 load generator's own: ``client_cpu_s`` (every process of it), ``client_cpu_share`` (its
 busiest process's CPU over the play's wall time, an average over the play, idle windows
 included) and ``client_lag_p50_ms`` / ``client_lag_p99_ms`` (how late each process's
@@ -274,13 +277,13 @@ class Bench:
                 await self.bet(c, code)
             elif e.type == "options" and e.data["options"]:
                 await self.decide(c, e)
+            elif e.type == "round-settled" and len(played) >= self.rounds and code in played:
+                return  # before the meter's branch, which takes every message of the first
             elif self.meter is not None and code is not None and code == self.first:
                 if e.type == "bets-closed":
                     self.meter.begin("decisions")
                 elif e.type == "dealer-played":
                     await asyncio.to_thread(self.meter.end, "decisions")
-            elif e.type == "round-settled" and len(played) >= self.rounds and code in played:
-                return
 
     async def bet(self, c: Client, code: str) -> None:
         t = time.time()
@@ -394,8 +397,12 @@ def run(
         ).raise_for_status()
         meter = Meter(proc.pid, db, profile)
         result = asyncio.run(play(base, op_headers, m, rounds, mode, meter, spread, procs))
+        commands = result["bets_ok"] + result["decisions"]
         for key in ("server", "pg"):
             result[f"{key}_ms_per_seat_round"] = 1000 * result[f"{key}_cpu_s"] / (m * rounds)
+            result[f"{key}_ms_per_command"] = (
+                1000 * result[f"{key}_cpu_s"] / commands if commands else None
+            )
         result["lost"], result["expected"] = lost(result, db, data_dir)
     finally:
         proc.terminate()
