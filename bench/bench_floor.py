@@ -41,9 +41,9 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any
 
 import orjson
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -166,7 +166,7 @@ def guarantees(events_per_round: float, states: list[bytes], rounds: int) -> dic
     values = [orjson.loads(p) for p in payloads]
     n = len(states)
 
-    def per_round(fn: Any) -> float:
+    def per_round(fn: Callable[[bytes], object]) -> float:
         t = time.process_time()
         for s in states:
             fn(s)
@@ -215,11 +215,6 @@ def _sqlite(states: list[bytes], per_round: int, batch: int, rounds: int) -> flo
     return cpu / rounds * 1e6
 
 
-def spread(values: list[float], unit: str = "", digits: int = 2) -> str:
-    med = statistics.median(values)
-    return f"{med:.{digits}f}{unit} ({min(values):.{digits}f}-{max(values):.{digits}f})"
-
-
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--repeats", type=int, default=3)
@@ -246,7 +241,7 @@ def main() -> int:
             "bare_http_requests_per_s": bare["requests_per_s"],
             "bare_http_cpu_ms_per_round": http_ms,
             "events_per_round": events,
-            **{k: v for k, v in g.items()},
+            **g,
             "floor_ms_per_round_batch1": http_ms + log_ms + g["sqlite_batch1_us"] / 1000,
             "floor_ms_per_round_batch32": http_ms + log_ms + g["sqlite_batch32_us"] / 1000,
         }
@@ -256,7 +251,7 @@ def main() -> int:
         rec.done(figures, quiet=True)
     print(f"\nmedian and spread of {len(runs)} runs ({os.cpu_count()} cores):")
     for key in runs[0]:
-        print(f"  {key:52s} {spread([r[key] for r in runs], digits=3)}")
+        print(f"  {key:52s} {bench_http.spread([r[key] for r in runs], digits=3)}")
     floor = statistics.median(r["floor_ms_per_round_batch32"] for r in runs)
     now = statistics.median(r["croupier_http_cpu_ms_per_round"] for r in runs)
     print(
