@@ -15,8 +15,10 @@ load generator's, not the server's. Per M it plays
 every step closes as soon as all have decided; with ``--spread``, each decision waits a
 random time in the first half of its window first (the load issue 28 describes;
 without it every player's decision arrives in the same instant, and the p99 is the
-time to drain that burst). Only a main bet is placed (the issue's load adds a side bet
-a player). Measured:
+time to drain that burst). With ``--side-bet`` each player adds a 21+3 side bet to its
+main bet (the issue's load; without it, a main bet only, as the earlier records). A
+command waits for its answer a minute past the betting window (at 10,000 players the
+bets queue for longer than a minute). Measured:
 
 - bets accepted per second in the betting window (first bet sent to last answered);
 - fan-out latency: for every ``bets-closed`` and ``step-closed`` message, the time from
@@ -34,7 +36,7 @@ p99 <= 200 ms, nothing lost. The machine also runs PostgreSQL and other work: re
 give the spread with the load average (printed).
 
     PYTHONPATH=. python bench/bench_table_http.py --players 100 500 1000 [--runs 2] [--rounds 2]
-        [--mode ws sse] [--spread] [--procs K] [--profile DIR] [--server-tree PATH]
+        [--mode ws sse] [--spread] [--side-bet] [--procs K] [--profile DIR] [--server-tree PATH]
         [--label TEXT]
 
 One JSON line per run and mode (bench/record.py: bench/results/bench_table_http.jsonl),
@@ -98,6 +100,30 @@ TABLE = "bench"
 CONNECTING = 200
 INSURANCE_MS = 10_000
 STEP_MS = 20_000
+
+
+SIDE_BET = "21+3"
+"""The side bet a player adds with ``--side-bet`` (its table minimum, as the main bet)."""
+
+
+@dataclass(frozen=True)
+class Load:
+    """What every player does: ``rounds`` rounds over ``mode`` (``ws`` or ``sse``), a
+    main bet at each round's opening (and a :data:`SIDE_BET` with ``side_bet``: the
+    issue's load), each decision at once or, with ``spread``, at a random time in the
+    first half of its window; a command waits ``answer_s`` for its answer (longer than
+    the betting window: at 10,000 players the bets queue for more than a minute)."""
+
+    rounds: int
+    mode: str
+    spread: bool = False
+    side_bet: bool = False
+    answer_s: float = 60.0
+
+
+def betting_ms(m: int) -> int:
+    """The betting window the bench's table gets for ``m`` players."""
+    return max(5_000, 12 * m)
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -232,10 +258,9 @@ async def setup(base: str, op_headers: dict[str, str], m: int) -> list[tuple[str
 
 
 class Bench:
-    def __init__(self, rounds: int, meter: Meter | None = None, spread: bool = False) -> None:
-        self.rounds = rounds
-        self.spread = spread
-        """Each decision waits a random time in the first half of its window first."""
+    def __init__(self, load: Load, meter: Meter | None = None) -> None:
+        self.load = load
+        self.rounds = load.rounds
         self.meter = meter
         self.first: str | None = None
         """The first round's code (the profiled one)."""
@@ -290,11 +315,17 @@ class Bench:
         if self.first is None:
             self.first = code
         r = await c.post("bets", {"bet": "main", "amount": 100})
+        if self.load.side_bet and r.status_code == 200:
+            self._count_bet(r)
+            r = await c.post("bets", {"bet": SIDE_BET, "amount": 100})
         self.bet_times.setdefault(code, []).append((t, time.time()))
         self._phase_count("bets")
         last = code == self.first and len(self.bet_times[code]) == self.players
         if self.meter is not None and last:
             await asyncio.to_thread(self.meter.end, "bets")
+        self._count_bet(r)
+
+    def _count_bet(self, r: Any) -> None:
         if r.status_code == 200:
             self.bets_ok += 1
         else:
@@ -304,7 +335,7 @@ class Bench:
 
     async def decide(self, c: Client, e: Received) -> None:
         offered = [o["decision"] for o in e.data["options"]]
-        if self.spread:  # the issue's load: spread over the first half of the window
+        if self.load.spread:  # the issue's load: spread over the first half of the window
             half = (INSURANCE_MS if "no-insurance" in offered else STEP_MS) / 2000
             await asyncio.sleep(random.uniform(0, half))
         if "no-insurance" in offered:
@@ -353,11 +384,9 @@ def expected_ids(db: str, data_dir: Path, after: int, sessions: list[str]) -> di
 
 def run(
     m: int,
-    rounds: int,
-    mode: str,
+    load: Load,
     profile: Path | None = None,
     server_tree: Path | None = None,
-    spread: bool = False,
     procs: int = 1,
 ) -> dict[str, Any]:
     schema = "bench_" + uuid.uuid4().hex[:10]
@@ -383,7 +412,7 @@ def run(
         tokens = json.loads((data_dir / "api-tokens.json").read_text())
         op_headers = {"Authorization": f"Bearer {tokens['operator']}"}
         config = {
-            "betting_ms": max(5_000, 12 * m),
+            "betting_ms": betting_ms(m),
             "insurance_ms": INSURANCE_MS,
             "step_ms": STEP_MS,
             "grace_ms": 300,
@@ -396,10 +425,10 @@ def run(
             timeout=60,
         ).raise_for_status()
         meter = Meter(proc.pid, db, profile)
-        result = asyncio.run(play(base, op_headers, m, rounds, mode, meter, spread, procs))
+        result = asyncio.run(play(base, op_headers, m, load, meter, procs))
         commands = result["bets_ok"] + result["decisions"]
         for key in ("server", "pg"):
-            result[f"{key}_ms_per_seat_round"] = 1000 * result[f"{key}_cpu_s"] / (m * rounds)
+            result[f"{key}_ms_per_seat_round"] = 1000 * result[f"{key}_cpu_s"] / (m * load.rounds)
             result[f"{key}_ms_per_command"] = (
                 1000 * result[f"{key}_cpu_s"] / commands if commands else None
             )
@@ -444,17 +473,17 @@ class Slice:
 async def play_slice(
     base: str,
     sessions: list[tuple[str, str]],
-    rounds: int,
-    mode: str,
+    load: Load,
     ready: Callable[[], Awaitable[None]],
     meter: Meter | None = None,
-    spread: bool = False,
 ) -> Slice:
     """Connect ``sessions``' players, call ``ready`` once each has its socket or stream
-    (it returns when the play starts), then play ``rounds`` rounds."""
-    bench = Bench(rounds, meter, spread)
-    kind = SocketClient if mode == "ws" else TableClient
-    clients: list[Client] = [kind(base, TABLE, sid, token) for sid, token in sessions]
+    (it returns when the play starts), then play the load's rounds."""
+    bench = Bench(load, meter)
+    kind = SocketClient if load.mode == "ws" else TableClient
+    clients: list[Client] = [
+        kind(base, TABLE, sid, token, answer_s=load.answer_s) for sid, token in sessions
+    ]
     start = asyncio.Event()
     tasks = [asyncio.create_task(bench.player(c, start)) for c in clients]
     pairs = list(zip(clients, tasks, strict=True))
@@ -499,9 +528,7 @@ async def play_slice(
 def child(
     base: str,
     sessions: list[tuple[str, str]],
-    rounds: int,
-    mode: str,
-    spread: bool,
+    load: Load,
     started: Any,
     go: Any,
     results: Any,
@@ -513,7 +540,7 @@ def child(
         await asyncio.to_thread(go.wait)
 
     try:
-        got = asyncio.run(play_slice(base, sessions, rounds, mode, ready, None, spread))
+        got = asyncio.run(play_slice(base, sessions, load, ready))
         # plain tuples: this module is __mp_main__ here, not in the parent
         seen = [(c.session, c.last_id, c.events) for c in got.seen]
         fields = (got.first_ids, got.reconnects, got.client_cpu_s, got.elapsed_s, got.lags)
@@ -528,10 +555,8 @@ async def play(
     base: str,
     op_headers: dict[str, str],
     m: int,
-    rounds: int,
-    mode: str,
+    load: Load,
     meter: Meter,
-    spread: bool = False,
     procs: int = 1,
 ) -> dict[str, Any]:
     sessions = await setup(base, op_headers, m)
@@ -540,23 +565,19 @@ async def play(
         meter.start()
 
     if procs == 1:
-        slices = [await play_slice(base, sessions, rounds, mode, ready, meter, spread)]
+        slices = [await play_slice(base, sessions, load, ready, meter)]
     else:
-        slices = await asyncio.to_thread(
-            spread_over, procs, base, sessions, rounds, mode, meter, spread
-        )
+        slices = await asyncio.to_thread(spread_over, procs, base, sessions, load, meter)
     cpu = meter.stop()
-    return figures_of(m, mode, spread, slices, cpu)
+    return figures_of(m, load, slices, cpu)
 
 
 def spread_over(
     procs: int,
     base: str,
     sessions: list[tuple[str, str]],
-    rounds: int,
-    mode: str,
+    load: Load,
     meter: Meter,
-    spread: bool,
 ) -> list[Slice]:
     """The players dealt over ``procs`` load generator processes (spawned: none inherits
     this one's event loop); the play starts once every one has connected its players."""
@@ -564,8 +585,7 @@ def spread_over(
     started, results, go = ctx.Queue(), ctx.Queue(), ctx.Event()
     parts = [sessions[i::procs] for i in range(procs)]
     workers = [
-        ctx.Process(target=child, args=(base, part, rounds, mode, spread, started, go, results))
-        for part in parts
+        ctx.Process(target=child, args=(base, part, load, started, go, results)) for part in parts
     ]
     for w in workers:
         w.start()
@@ -586,9 +606,7 @@ def spread_over(
     return [Slice(b, [Seen(*c) for c in seen], *rest) for b, seen, *rest in got]
 
 
-def figures_of(
-    m: int, mode: str, spread: bool, slices: list[Slice], cpu: dict[str, float]
-) -> dict[str, Any]:
+def figures_of(m: int, load: Load, slices: list[Slice], cpu: dict[str, float]) -> dict[str, Any]:
     fan: list[float] = []
     worst: list[float] = []
     by_message: dict[int, list[float]] = {}
@@ -621,9 +639,10 @@ def figures_of(
     client_cpu = sum(part.client_cpu_s for part in slices)
     lags = [lag for part in slices for lag in part.lags]
     return {
-        "mode": mode,
+        "mode": load.mode,
         "players": m,
-        "spread": spread,
+        "spread": load.spread,
+        "side_bet": load.side_bet,
         "procs": len(slices),
         "elapsed_s": elapsed,
         "bets_ok": bets_ok,
@@ -704,6 +723,11 @@ def main() -> None:
         help="send each decision at a random time in the first half of its window (the"
         " issue's load), not at once",
     )
+    ap.add_argument(
+        "--side-bet",
+        action="store_true",
+        help=f"each player adds a {SIDE_BET} side bet to its main bet (the issue's load)",
+    )
     args = ap.parse_args()
     if args.procs > 1 and args.profile is not None:
         ap.error("--profile needs the phases one load generator sees: --procs 1")
@@ -717,7 +741,11 @@ def main() -> None:
                 profile = None
                 if args.profile is not None:
                     profile = args.profile / f"{mode}-{m}-{k + 1}{args.label}.txt".replace(" ", "")
-                r = run(m, args.rounds, mode, profile, args.server_tree, args.spread, args.procs)
+                # a command waits past the betting window: at 10,000 players the bets
+                # queue for longer than the client's usual minute
+                answer_s = max(60.0, betting_ms(m) / 1000 + 60)
+                load = Load(args.rounds, mode, args.spread, args.side_bet, answer_s)
+                r = run(m, load, profile, args.server_tree, args.procs)
                 r.pop("load")
                 figures = {key: round(v, 1) if isinstance(v, float) else v for key, v in r.items()}
                 record.done(figures, baseline if mode == "ws" else None)

@@ -45,12 +45,14 @@ class TableClient:
     events: list[Received] = field(default_factory=list)
     last_id: int | None = None
     streams_opened: int = 0
+    answer_s: float = 60.0
+    """How long a request waits for its answer."""
 
     def __post_init__(self) -> None:
         self.http = httpx.AsyncClient(
             base_url=self.base,
             headers={"Authorization": f"Bearer {self.token}"},
-            timeout=httpx.Timeout(60.0, connect=30.0),
+            timeout=httpx.Timeout(self.answer_s, connect=30.0),
             limits=httpx.Limits(max_connections=4),
         )
         self.inbox: asyncio.Queue[Received] = asyncio.Queue()
@@ -159,6 +161,8 @@ class SocketClient:
     frames: list[str] = field(default_factory=list)
     last_id: int | None = None
     streams_opened: int = 0
+    answer_s: float = 60.0
+    """How long a command waits for its answer frame."""
 
     def __post_init__(self) -> None:
         self.inbox: asyncio.Queue[Received] = asyncio.Queue()
@@ -233,8 +237,9 @@ class SocketClient:
     async def next(self, timeout: float = 60.0) -> Received:
         return await asyncio.wait_for(self.inbox.get(), timeout)
 
-    async def send(self, frame: dict[str, Any], timeout: float = 60.0) -> dict[str, Any]:
+    async def send(self, frame: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Send one command frame and wait for its answer (or error) frame."""
+        timeout = self.answer_s if timeout is None else timeout
         await asyncio.wait_for(self.connected.wait(), timeout)
         mid = str(frame["id"])
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
