@@ -274,6 +274,9 @@ class Bench:
         self.decisions_refused = 0
         self.refusals: dict[str, int] = {}
         """Refused bets and decisions by error code."""
+        self.unanswered = 0
+        """Commands with no answer within the load's ``answer_s`` (or whose socket went
+        twice): counted, and the player plays on, so the run still ends in a record."""
         self.players = 0
         self.connect_failed = 0
         """Players whose socket or stream never opened (the round is played without them)."""
@@ -314,16 +317,25 @@ class Bench:
         t = time.time()
         if self.first is None:
             self.first = code
-        r = await c.post("bets", {"bet": "main", "amount": 100})
-        if self.load.side_bet and r.status_code == 200:
+        r = await self._post(c, "bets", {"bet": "main", "amount": 100})
+        if self.load.side_bet and r is not None and r.status_code == 200:
             self._count_bet(r)
-            r = await c.post("bets", {"bet": SIDE_BET, "amount": 100})
+            r = await self._post(c, "bets", {"bet": SIDE_BET, "amount": 100})
         self.bet_times.setdefault(code, []).append((t, time.time()))
         self._phase_count("bets")
         last = code == self.first and len(self.bet_times[code]) == self.players
         if self.meter is not None and last:
             await asyncio.to_thread(self.meter.end, "bets")
-        self._count_bet(r)
+        if r is not None:
+            self._count_bet(r)
+
+    async def _post(self, c: Client, action: str, body: dict[str, Any]) -> Any:
+        """The command's answer, or None (counted in ``unanswered``) if none came."""
+        try:
+            return await c.post(action, body)
+        except (TimeoutError, ConnectionError):
+            self.unanswered += 1
+            return None
 
     def _count_bet(self, r: Any) -> None:
         if r.status_code == 200:
@@ -340,13 +352,15 @@ class Bench:
             await asyncio.sleep(random.uniform(0, half))
         if "no-insurance" in offered:
             t = time.time()
-            r = await c.post("insurance", {"take": False})
+            r = await self._post(c, "insurance", {"take": False})
         else:
             hand = e.data["hands"][e.data["active"]]
             kind = "hit" if hand["total"] < 12 and "hit" in offered else "stand"
             t = time.time()
-            r = await c.post("decide", {"step": e.data["step"], "decision": kind})
+            r = await self._post(c, "decide", {"step": e.data["step"], "decision": kind})
         self._phase_count("decisions")
+        if r is None:
+            return
         if r.status_code == 200:
             self.decisions.append(time.time() - t)
         else:
@@ -509,6 +523,7 @@ async def play_slice(
         "decisions_refused": bench.decisions_refused,
         "refusals": bench.refusals,
         "connect_failed": bench.connect_failed,
+        "unanswered": bench.unanswered,
         "answered": bench.answered,
     }
     out = Slice(
@@ -657,6 +672,7 @@ def figures_of(m: int, load: Load, slices: list[Slice], cpu: dict[str, float]) -
         "decisions_refused": sum(part.bench["decisions_refused"] for part in slices),
         "refusals": refusals,
         "connect_failed": sum(part.bench["connect_failed"] for part in slices),
+        "unanswered": sum(part.bench["unanswered"] for part in slices),
         "reconnects": sum(part.reconnects for part in slices),
         **cpu,
         # the load generators' own CPU over the play, all processes, and per process the

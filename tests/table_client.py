@@ -244,6 +244,8 @@ class SocketClient:
         mid = str(frame["id"])
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.waiting[mid] = fut
+        if self.conn is None:  # closed between the wait and now
+            raise ConnectionError("the socket closed")
         await self.conn.send(json.dumps(frame))
         return await asyncio.wait_for(fut, timeout)
 
