@@ -213,10 +213,10 @@ class Sampler:
 def table_lag(app: Casino, table: str, now: datetime) -> float | None:
     """Seconds the table's current phase is past its deadline and grace (0 when on time;
     None for a table or round not found)."""
-    found = app.find(Table, table_id_for(table))
+    found = app.peek(Table, table_id_for(table))  # read only: no copy of a large round
     if found is None or found.round_id is None:
         return None
-    rnd = app.find(TableRound, UUID(found.round_id))
+    rnd = app.peek(TableRound, UUID(found.round_id))
     if rnd is None or rnd.closed or rnd.paused_at is not None:
         return 0.0
     if rnd.phase not in LAGGING_PHASES or rnd.deadline is None:

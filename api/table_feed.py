@@ -142,12 +142,12 @@ class TableFeed:
     def _current_round_start(self) -> int:
         """The log position just before the current round opened (its seats open after
         it), so the feed's buffer starts with the whole current round."""
-        table = self.app.find(Table, table_id_for(self.table))
+        table = self.app.peek(Table, table_id_for(self.table))
         if table is None or table.round_id is None:
             return int(self.app.recorder.max_notification_id() or 0)
         from uuid import UUID
 
-        rnd = self.app.find(TableRound, UUID(table.round_id))
+        rnd = self.app.peek(TableRound, UUID(table.round_id))
         assert rnd is not None
         return int(rnd.seats_from)
 

@@ -59,6 +59,12 @@ BATCH_SIZE = Histogram(
     "Commands written in one group-commit transaction.",
     buckets=BATCH_BUCKETS,
 )
+BATCH_COLLISIONS = Counter(
+    "croupier_group_commit_collisions",
+    "Group-commit batches that collided and ran again: 'cache' on state read from the"
+    " store, 'store' (a second collision) command by command.",
+    ["read_from"],
+)
 ROUNDS_SETTLED = Counter(
     "croupier_rounds_settled",
     "Rounds (live-table seats) settled, by game and currency.",
@@ -146,6 +152,7 @@ ALL = (
     COMMANDS,
     COMMAND_LATENCY,
     BATCH_SIZE,
+    BATCH_COLLISIONS,
     ROUNDS_SETTLED,
     ROUNDS_VOIDED,
     STAKED,

@@ -442,12 +442,13 @@ class TableRunner:
         current round waits for a first bet (:meth:`_someone_bet`)."""
 
     def _next(self, now: datetime) -> tuple[str, tc.RunnerCommand[Any]] | None:
-        table = self.app.find(Table, table_id_for(self.table))
+        # only read here (peek: no copy); the command sent reads them again to change them
+        table = self.app.peek(Table, table_id_for(self.table))
         if table is None:
             return None
         rnd = None
         if table.round_id is not None:
-            rnd = self.app.find(TableRound, UUID(table.round_id))
+            rnd = self.app.peek(TableRound, UUID(table.round_id))
         at, name = iso(now), self.table
         if rnd is None or rnd.closed:
             n = table.rounds + 1
@@ -550,12 +551,6 @@ class TableRunner:
                 break
             done.append(request_id)
         return done
-
-    def _round(self) -> TableRound | None:
-        table = self.app.find(Table, table_id_for(self.table))
-        if table is None or table.round_id is None:
-            return None
-        return self.app.find(TableRound, UUID(table.round_id))
 
 
 def run_forever(

@@ -201,3 +201,43 @@ def test_bets_after_the_window_are_refused_each_and_the_books_verify(
     live.app.close()
     args = ["verify", "--db", store.db, "--pin", genesis, "--balances", "--jobs", "1"]
     assert audit_cli(args) == 0
+
+
+def _collisions(read_from: str) -> float:
+    value = REGISTRY.get_sample_value(
+        "croupier_group_commit_collisions_total", {"read_from": read_from}
+    )
+    return value or 0.0
+
+
+def test_a_batch_on_a_stale_cache_runs_again_as_one_batch_from_the_store(
+    store: Store,
+) -> None:
+    """Another writer changed the table after this process cached it: the batch that read
+    the stale table collides, and runs once more as one batch on state read from the
+    store (one transaction), not command by command."""
+    live = Live(store, config=dict(CONFIG))
+    sessions = [live.player(f"p{i}") for i in range(PLAYERS)]
+    live.tick()
+    app = live.app
+    other = live.open()  # a second writer on the same store (another worker)
+    other.command("cfg-1", tc.ConfigureTable("T1", {"chip": 200}))  # the table: newer
+    careful: list[str] = []
+    run_carefully = app.run_carefully
+
+    def counted(p: Any) -> None:
+        careful.append(p.request_id)
+        run_carefully(p)
+
+    app.run_carefully = counted  # type: ignore[method-assign]
+    commits = _commits(app)
+    before = {k: _collisions(k) for k in ("cache", "store")}
+    outcomes = apply(app, _bets(sessions))
+    for i, o in enumerate(outcomes):
+        assert o.unwrap().bets == {"main": 100 + i}
+    assert careful == []  # no command took the careful path
+    assert commits[0] == 1  # the second run's one transaction (the first never saved)
+    assert _collisions("cache") - before["cache"] == 1
+    assert _collisions("store") - before["store"] == 0
+    for s, i in zip(sessions, range(PLAYERS), strict=True):
+        assert app.get_session(s).balance == 20_000 - (100 + i)
