@@ -277,6 +277,8 @@ class Bench:
         self.unanswered = 0
         """Commands with no answer within the load's ``answer_s`` (or whose socket went
         twice): counted, and the player plays on, so the run still ends in a record."""
+        self.stalled = 0
+        """Players that got no message for minutes and stopped waiting (counted)."""
         self.players = 0
         self.connect_failed = 0
         """Players whose socket or stream never opened (the round is played without them)."""
@@ -297,7 +299,11 @@ class Bench:
         await start.wait()
         played: set[str] = set()
         while True:
-            e = await c.next(timeout=300)
+            try:
+                e = await c.next(timeout=max(300.0, 2 * self.load.answer_s))
+            except TimeoutError:  # the server sent this player nothing for minutes
+                self.stalled += 1
+                return
             code = e.data.get("code")
             opened = e.type in ("round-opened", "betting-waiting", "betting-extended")
             if opened and code not in played and len(played) < self.rounds:
@@ -524,6 +530,7 @@ async def play_slice(
         "refusals": bench.refusals,
         "connect_failed": bench.connect_failed,
         "unanswered": bench.unanswered,
+        "stalled": bench.stalled,
         "answered": bench.answered,
     }
     out = Slice(
@@ -673,6 +680,7 @@ def figures_of(m: int, load: Load, slices: list[Slice], cpu: dict[str, float]) -
         "refusals": refusals,
         "connect_failed": sum(part.bench["connect_failed"] for part in slices),
         "unanswered": sum(part.bench["unanswered"] for part in slices),
+        "stalled": sum(part.bench["stalled"] for part in slices),
         "reconnects": sum(part.reconnects for part in slices),
         **cpu,
         # the load generators' own CPU over the play, all processes, and per process the
