@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import math
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -125,6 +126,8 @@ class TableFeed:
         self.clock = clock
         self.heartbeat_seconds = heartbeat_seconds
         self.lock = threading.Lock()
+        self._beat_due = math.inf
+        """No stream can need a heartbeat before this (see :meth:`_heartbeats`)."""
         self.fold = TableFold(app, table)
         self.subscribers: dict[str, set[Subscriber]] = {}
         self.table_items: list[Encoded] = []
@@ -217,14 +220,25 @@ class TableFeed:
                 del self.session_items[session]
 
     def _heartbeats(self, woken: set[Subscriber]) -> None:
+        """A heartbeat to each stream idle for ``heartbeat_seconds``. Called at every poll
+        (many a second), it looks at the streams only once the first of them can be due
+        (``_beat_due``: a push only makes a stream's next beat later), not at every
+        stream every time: 10,000 streams checked at each poll were a tenth of the
+        server's CPU at a 10,000-player table."""
         now = self.clock()
+        if now < self._beat_due:
+            return
         beat = encode(Message(self.position, "heartbeat", {"position": self.position}))
-        for subs in self.subscribers.values():
+        due = math.inf
+        for subs in list(self.subscribers.values()):
             for sub in list(subs):
                 if now - sub.last_push >= self.heartbeat_seconds:
+                    woken.add(sub)
                     if not sub.push(beat, now):
                         self._remove(sub)
-                    woken.add(sub)
+                        continue
+                due = min(due, sub.last_push + self.heartbeat_seconds)
+        self._beat_due = due
 
     # -- streams --------------------------------------------------------------------------
 
@@ -243,6 +257,7 @@ class TableFeed:
                 if sub.chat or not chunk.chat:
                     sub.queue.append(chunk)
             sub.last_push = now
+            self._beat_due = min(self._beat_due, now + self.heartbeat_seconds)
             current = self._options_now(sub.session)
             if current is not None:
                 sub.queue.append(encode(current))
