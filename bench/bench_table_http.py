@@ -68,6 +68,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import multiprocessing
 import os
 import random
@@ -771,7 +772,11 @@ def main() -> None:
                 load = Load(args.rounds, mode, args.spread, args.side_bet, answer_s)
                 r = run(m, load, profile, args.server_tree, args.procs)
                 r.pop("load")
-                figures = {key: round(v, 1) if isinstance(v, float) else v for key, v in r.items()}
+                # a figure of nothing (no decision answered: no p99) is recorded as null
+                figures = {
+                    key: (None if math.isnan(v) else round(v, 1)) if isinstance(v, float) else v
+                    for key, v in r.items()
+                }
                 record.done(figures, baseline if mode == "ws" else None)
                 if mode == "sse":
                     baseline = figures

@@ -787,6 +787,74 @@ def floor_section(folder: Path, cell: Callable[[list[Any], int], str]) -> str:
     return "".join(out)
 
 
+TABLE_COLUMNS = (
+    ("players", "players", 0),
+    ("side_bet", "side bet", None),
+    ("decision_p50_ms", "decision p50 ms", 0),
+    ("decision_p99_ms", "decision p99 ms", 0),
+    ("fanout_p99_ms", "fan-out p99 ms", 0),
+    ("refused", "refused", 0),
+    ("unanswered", "unanswered", 0),
+    ("stalled", "stalled", 0),
+    ("lost", "lost", 0),
+    ("server_ms_per_command", "server ms / command", 1),
+    ("pg_ms_per_command", "PG ms / command", 1),
+    ("server_ms_per_seat_round", "server ms / seat-round", 1),
+    ("pg_ms_per_seat_round", "PG ms / seat-round", 1),
+)
+
+
+def table_figures_page(results: Path | None = None) -> str:
+    """docs/performance/table-figures.md: every recorded WebSocket run of
+    bench/bench_table_http.py with the issue's spread decisions, one row each."""
+    folder = results or ROOT / "bench" / "results"
+    path = folder / "bench_table_http.jsonl"
+    runs = (
+        [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+        if path.exists()
+        else []
+    )
+    runs = [r for r in runs if r["figures"].get("mode") == "ws" and r["figures"].get("spread")]
+    out = [
+        HEADER.format(source="bench/results/bench_table_http.jsonl"),
+        "# Live table: measured figures\n\n",
+        "Every recorded run of `bench/bench_table_http.py` over WebSockets with the\n",
+        "decisions spread over the first half of each step (`--mode ws --spread`: the load\n",
+        "issue 28 describes), oldest first. *Side bet*: each player also placed a 21+3 side\n",
+        "bet (`--side-bet`; before that flag existed, a main bet only). *Refused*: bets and\n",
+        "decisions the server refused (late, most of them); *unanswered*: commands with no\n",
+        "answer within the bench's wait (the betting window and a minute); *stalled*:\n",
+        "players that got no message for minutes and stopped; *lost*: messages a client\n",
+        "should have had by the log and did not. CPU is the server's and PostgreSQL's over\n",
+        "the play, per command answered (bets and decisions) and per seat and round. The\n",
+        "load is the 1-minute load average before and after (2 cores). What the figures\n",
+        "mean: [A table command's CPU budget](table-command-budget.md); every figure of\n",
+        "every run: [Benchmarks](../benchmarks.md).\n\n",
+    ]
+    if not runs:
+        out.append("No run has been recorded yet.\n")
+        return "".join(out)
+    heads = ["date (UTC)", "run", "load"] + [label for _, label, _ in TABLE_COLUMNS]
+    out.append("| " + " | ".join(heads) + " |\n")
+    out.append("|" + "---|" * len(heads) + "\n")
+    for r in runs:
+        f = dict(r["figures"])
+        f["refused"] = (f.get("bets_refused") or 0) + (f.get("decisions_refused") or 0)
+        load = r.get("load") or {}
+        before, after = (load.get("before") or ["?"])[0], (load.get("after") or ["?"])[0]
+        cells = [r["date"][:16].replace("T", " "), _cell(r["run"]), f"{before} → {after}"]
+        for key, _, digits in TABLE_COLUMNS:
+            value = f.get(key)
+            if digits is None:
+                cells.append("yes" if value else "no")
+            elif isinstance(value, (int, float)):
+                cells.append(f"{value:,.{digits}f}")
+            else:
+                cells.append("")
+        out.append("| " + " | ".join(cells) + " |\n")
+    return "".join(out)
+
+
 # -- all pages ----------------------------------------------------------------------------
 
 
@@ -807,6 +875,7 @@ def pages() -> dict[Path, Callable[[], str]]:
         DOCS / "benchmarks.md": benchmarks_page,
         DOCS / "read-side-figures.md": read_side_page,
         DOCS / "performance" / "http-figures.md": http_figures_page,
+        DOCS / "performance" / "table-figures.md": table_figures_page,
     }
 
 
