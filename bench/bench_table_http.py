@@ -426,6 +426,10 @@ def run(
         "CROUPIER_STREAMS_PER_ADDRESS": "100000",
         "CROUPIER_MAX_STREAMS": "100000",
         "CROUPIER_SESSION_COMMANDS_PER_SECOND": "1000000",
+        # every player's session and seat held in the cache, as an operator sizes it for a
+        # table this large (the default, 64 MiB, holds about 8,000 aggregates: at 10,000
+        # players each batch read seats and sessions back from the store)
+        "CROUPIER_CACHE_BUDGET_MB": str(max(64, m // 32)),
     }
     base, _, proc = launch(data_dir, startup_seconds=180, root=server_tree, **env)
     load_before = os.getloadavg()
