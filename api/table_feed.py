@@ -238,7 +238,9 @@ class TableFeed:
                         self._remove(sub)
                         continue
                 due = min(due, sub.last_push + self.heartbeat_seconds)
-        self._beat_due = due
+        # at most one look a second: streams pushed at scattered times would otherwise
+        # bring the next look near at every poll (a beat is then up to a second late)
+        self._beat_due = max(due, now + min(1.0, self.heartbeat_seconds / 15))
 
     # -- streams --------------------------------------------------------------------------
 

@@ -26,6 +26,8 @@ bets queue for longer than a minute). Measured:
   p50 and p99 over all (client, message) pairs, and the p99 of the per-message maximum
   (the last client to get it);
 - decision round trip: POST decide to its answer, p50/p99;
+- the settlement (``settle_max_s``): the dealer's last card to the round settled, by the
+  server's times in ``dealer-played`` and ``round-settled`` (the longest of the rounds);
 - events lost: after the run, the log is read in this process with the stream's own
   fold (``api.table_messages``), from before the first round to the end; each client's
   list of message ids must equal what the log says it should have got (its seat's and
@@ -646,6 +648,17 @@ def figures_of(m: int, load: Load, slices: list[Slice], cpu: dict[str, float]) -
     for lat in by_message.values():
         fan.extend(lat)
         worst.append(max(lat))
+    # the settlement of every seat: the dealer's last card (``dealer-played``) to the
+    # round settled (``round-settled``), by the server's own times in the messages
+    played: dict[str, float] = {}
+    settled: dict[str, float] = {}
+    for part in slices:
+        for c in part.seen:
+            for e in c.events:
+                if e.type in ("dealer-played", "round-settled") and "at" in e.data:
+                    into = played if e.type == "dealer-played" else settled
+                    into.setdefault(str(e.data.get("code")), _ts(e.data["at"]))
+    settles = [settled[k] - played[k] for k in played if k in settled]
     bet_times: dict[str, list[tuple[float, float]]] = {}
     decisions: list[float] = []
     refusals: dict[str, int] = {}
@@ -682,6 +695,7 @@ def figures_of(m: int, load: Load, slices: list[Slice], cpu: dict[str, float]) -
         "decision_p99_ms": 1000 * pct(decisions, 99),
         "decisions": len(decisions),
         "decisions_refused": sum(part.bench["decisions_refused"] for part in slices),
+        "settle_max_s": max(settles) if settles else float("nan"),
         "refusals": refusals,
         "connect_failed": sum(part.bench["connect_failed"] for part in slices),
         "unanswered": sum(part.bench["unanswered"] for part in slices),
