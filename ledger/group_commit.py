@@ -12,7 +12,8 @@ already recorded collides on the record's version 1 at insert), and takes aggreg
 the process's cache without the fast-forward SELECT. A stale cached aggregate that the
 batch changed collides at insert too; one it only read is checked with one SELECT before
 the batch saves. Any collision, or a handler that raised after changing an aggregate,
-sends the whole batch down the careful path (:meth:`Casino.run_carefully`): command by
+runs the whole batch once more, as one batch, on state read from the store; a second
+collision sends it down the careful path (:meth:`Casino.run_carefully`): command by
 command from reloaded state, exactly the single-command behaviour. Nothing is answered
 before its batch has committed.
 """

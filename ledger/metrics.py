@@ -61,8 +61,8 @@ BATCH_SIZE = Histogram(
 )
 BATCH_COLLISIONS = Counter(
     "croupier_group_commit_collisions",
-    "Group-commit batches that collided and ran again: 'cache' on state read from the"
-    " store, 'store' (a second collision) command by command.",
+    "Group-commit batches that collided, by where the try read its state: 'cache' (the"
+    " batch then runs again from the store), 'store' (then command by command).",
     ["read_from"],
 )
 ROUNDS_SETTLED = Counter(
