@@ -26,8 +26,9 @@ bets queue for longer than a minute). Measured:
   p50 and p99 over all (client, message) pairs, and the p99 of the per-message maximum
   (the last client to get it);
 - decision round trip: POST decide to its answer, p50/p99;
-- the settlement (``settle_max_s``): the dealer's last card to the round settled, by the
-  server's times in ``dealer-played`` and ``round-settled`` (the longest of the rounds);
+- the settlement (``settle_max_s``): the dealer's last card (the server's time in
+  ``dealer-played``) to the first client having ``round-settled`` (the longest of the
+  rounds; an upper bound: it includes that client's fan-out latency);
 - events lost: after the run, the log is read in this process with the stream's own
   fold (``api.table_messages``), from before the first round to the end; each client's
   list of message ids must equal what the log says it should have got (its seat's and
@@ -648,16 +649,19 @@ def figures_of(m: int, load: Load, slices: list[Slice], cpu: dict[str, float]) -
     for lat in by_message.values():
         fan.extend(lat)
         worst.append(max(lat))
-    # the settlement of every seat: the dealer's last card (``dealer-played``) to the
-    # round settled (``round-settled``), by the server's own times in the messages
+    # the settlement of every seat: the dealer's last card (``dealer-played``'s ``at``,
+    # the server's time) to the first client having ``round-settled`` (its ``at`` is the
+    # settling phase's start, not its end)
     played: dict[str, float] = {}
     settled: dict[str, float] = {}
     for part in slices:
         for c in part.seen:
             for e in c.events:
-                if e.type in ("dealer-played", "round-settled") and "at" in e.data:
-                    into = played if e.type == "dealer-played" else settled
-                    into.setdefault(str(e.data.get("code")), _ts(e.data["at"]))
+                code = str(e.data.get("code"))
+                if e.type == "dealer-played" and "at" in e.data:
+                    played.setdefault(code, _ts(e.data["at"]))
+                elif e.type == "round-settled":
+                    settled[code] = min(settled.get(code, e.at), e.at)
     settles = [settled[k] - played[k] for k in played if k in settled]
     bet_times: dict[str, list[tuple[float, float]]] = {}
     decisions: list[float] = []
