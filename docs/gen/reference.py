@@ -448,6 +448,13 @@ def http_api_page(doc: dict[str, Any]) -> str:
 # -- benchmarks ---------------------------------------------------------------------------
 
 
+def _records(path: Path) -> list[dict[str, Any]]:
+    """A bench's recorded runs (``bench/record.py``'s JSON lines); none if not yet run."""
+    if not path.exists():
+        return []
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+
+
 def _figure(value: object) -> str:
     if isinstance(value, float):
         return f"{value:,.3g}" if abs(value) < 100 else f"{value:,.0f}"
@@ -631,11 +638,7 @@ def http_figures_page(results: Path | None = None) -> str:
     and spread of every recorded closed-loop run of bench/bench_http.py."""
     folder = results or ROOT / "bench" / "results"
     path = folder / "bench_http.jsonl"
-    runs = (
-        [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
-        if path.exists()
-        else []
-    )
+    runs = _records(path)
     out = [
         HEADER.format(source="bench/results/bench_http.jsonl"),
         "# Request path: measured figures\n\n",
@@ -810,11 +813,7 @@ def table_figures_page(results: Path | None = None) -> str:
     bench/bench_table_http.py with the issue's spread decisions, one row each."""
     folder = results or ROOT / "bench" / "results"
     path = folder / "bench_table_http.jsonl"
-    runs = (
-        [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
-        if path.exists()
-        else []
-    )
+    runs = _records(path)
     runs = [r for r in runs if r["figures"].get("mode") == "ws" and r["figures"].get("spread")]
     out = [
         HEADER.format(source="bench/results/bench_table_http.jsonl"),
