@@ -13,8 +13,10 @@ stream is lost before the betting deadline, for longer than the grace, has the b
 refunded; after it, the seat gets the automatic actions (the ledger's handlers apply the
 rule; this module only decides when the connection counts as lost).
 
-Commands run on ``submit`` (a worker pool in the server, inline in tests), at most one at
-a time per (session, table), always toward the latest wanted state.
+Commands run at most one at a time per (session, table), always toward the latest wanted
+state: in the server queued for the process's writer (``send_soon``: ten thousand players
+connecting share its batches, no thread waits for each), else on ``submit`` (inline in
+tests).
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ Key = tuple[str, str]
 """(session id, table)."""
 Send = Callable[[str, str, bool], None]
 """Sends Connect (True) or Disconnect (False) for (session, table) to the ledger."""
+SendSoon = Callable[[str, str, bool, Callable[[], None]], bool]
+"""As :data:`Send`, without waiting: queues the command for the writer's next batch and
+calls back (on the writer's thread) once it is durable; False if it could not be queued
+(then :data:`Send` is used, in a thread of ``submit``)."""
 
 
 class Connections:
@@ -47,8 +53,10 @@ class Connections:
         grace: float,
         clock: Callable[[], float],
         submit: Callable[[Callable[[], None]], object] | None = None,
+        send_soon: SendSoon | None = None,
     ) -> None:
         self.send = send
+        self.send_soon = send_soon
         self.grace = grace
         self.clock = clock
         self.submit = submit or (lambda fn: fn())
@@ -100,7 +108,30 @@ class Connections:
             if key in self._running:
                 return
             self._running.add(key)
-        self.submit(lambda: self._deliver(key))
+        if self.send_soon is not None:
+            self._deliver_soon(key)
+        else:
+            self.submit(lambda: self._deliver(key))
+
+    def _deliver_soon(self, key: Key, sent: bool | None = None) -> None:
+        """:meth:`_deliver` without a waiting thread: queue the wanted state, and look
+        again when it is durable (the callback, on the writer's thread)."""
+        assert self.send_soon is not None
+        with self.lock:
+            want = self._wanted[key]
+            if want is sent:
+                self._running.discard(key)
+                if key not in self.connected and key not in self.pending:
+                    self._wanted.pop(key, None)
+                return
+        try:
+            queued = self.send_soon(key[0], key[1], want, lambda: self._deliver_soon(key, want))
+        except Exception as e:  # as _deliver: logged, and the next wanted state goes on
+            log.warning("table %s session %s: connected=%s failed: %r", *key[::-1], want, e)
+            self._deliver_soon(key, want)
+            return
+        if not queued:  # the writer would not take it: a thread waits for it instead
+            self.submit(lambda: self._deliver(key))
 
     def _deliver(self, key: Key) -> None:
         sent: bool | None = None

@@ -77,10 +77,13 @@ class TableStreams:
         self.addresses: dict[str, int] = {}
         self.total = 0
         self._pool: ThreadPoolExecutor | None = None
-        if submit is None:
+        soon = None
+        if submit is None:  # the server: connection commands join the writer's batches
             self._pool = ThreadPoolExecutor(4, thread_name_prefix="croupier-connect")
             submit = self._pool.submit
-        self.connections = Connections(self._send, settings.stream_grace_seconds, clock, submit)
+            soon = self._send_soon
+        grace = settings.stream_grace_seconds
+        self.connections = Connections(self._send, grace, clock, submit, soon)
         self.wall = wall
         self.worker = uuid.uuid4().hex
         """This process's id in the presence the store keeps (ledger.presence)."""
@@ -97,6 +100,35 @@ class TableStreams:
     def _send(self, session: str, table: str, connected: bool) -> None:
         """This process holds (or no longer holds) a connection of the session to the
         table: the store decides whether the seat is connected (ledger.presence)."""
+        self.app.command(*self._presence(session, table, connected))
+
+    def _send_soon(
+        self, session: str, table: str, connected: bool, done: Callable[[], None]
+    ) -> bool:
+        """:meth:`_send` queued for the writer's next batch; ``done`` once durable. A
+        py-spy profile of a 10,000-player round had 19 % of the server's samples in these
+        commands, each written in a batch of four (one per pool thread waiting for it)."""
+
+        def answered(p: Any) -> None:  # on the writer's thread: nothing may escape
+            try:
+                if p.error is not None:
+                    log.warning(
+                        "table %s session %s: connected=%s failed: %r",
+                        table,
+                        session,
+                        connected,
+                        p.error,
+                    )
+                done()
+            except Exception as e:
+                what = "table %s session %s: after connected=%s: %r"
+                log.error(what, table, session, connected, e)
+
+        return self.app.command_soon(*self._presence(session, table, connected), answered)
+
+    def _presence(
+        self, session: str, table: str, connected: bool
+    ) -> tuple[str, HoldTable | ReleaseTable]:
         at = self.wall().isoformat(timespec="milliseconds")
         cmd: HoldTable | ReleaseTable = (
             HoldTable(session, table, self.worker, at)
@@ -104,7 +136,7 @@ class TableStreams:
             else ReleaseTable(session, table, self.worker, at)
         )
         verb = "hold" if connected else "release"
-        self.app.command(f"stream-{verb}-{uuid.uuid4().hex}", cmd)
+        return f"stream-{verb}-{uuid.uuid4().hex}", cmd
 
     # -- feeds ------------------------------------------------------------------------------
 
