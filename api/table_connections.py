@@ -113,17 +113,25 @@ class Connections:
         else:
             self.submit(lambda: self._deliver(key))
 
+    def _next_want(self, key: Key, sent: bool | None) -> bool | None:
+        """The state still to send for ``key`` after ``sent``; None when ``sent`` is the
+        latest wanted (the key's delivery ends, and is forgotten once nothing holds it)."""
+        with self.lock:
+            want = self._wanted[key]
+            if want is not sent:
+                return want
+            self._running.discard(key)
+            if key not in self.connected and key not in self.pending:
+                self._wanted.pop(key, None)
+            return None
+
     def _deliver_soon(self, key: Key, sent: bool | None = None) -> None:
         """:meth:`_deliver` without a waiting thread: queue the wanted state, and look
         again when it is durable (the callback, on the writer's thread)."""
         assert self.send_soon is not None
-        with self.lock:
-            want = self._wanted[key]
-            if want is sent:
-                self._running.discard(key)
-                if key not in self.connected and key not in self.pending:
-                    self._wanted.pop(key, None)
-                return
+        want = self._next_want(key, sent)
+        if want is None:
+            return
         try:
             queued = self.send_soon(key[0], key[1], want, lambda: self._deliver_soon(key, want))
         except Exception as e:  # as _deliver: logged, and the next wanted state goes on
@@ -135,14 +143,7 @@ class Connections:
 
     def _deliver(self, key: Key) -> None:
         sent: bool | None = None
-        while True:
-            with self.lock:
-                want = self._wanted[key]
-                if want is sent:
-                    self._running.discard(key)
-                    if key not in self.connected and key not in self.pending:
-                        self._wanted.pop(key, None)
-                    return
+        while (want := self._next_want(key, sent)) is not None:
             try:
                 self.send(key[0], key[1], want)
             except Exception as e:  # the stream goes on; the runner's timers still apply
