@@ -39,15 +39,16 @@ p99 <= 200 ms, nothing lost. The machine also runs PostgreSQL and other work: re
 give the spread with the load average (printed).
 
     PYTHONPATH=. python bench/bench_table_http.py --players 100 500 1000 [--runs 2] [--rounds 2]
-        [--mode ws sse] [--spread] [--side-bet] [--procs K] [--profile DIR] [--server-tree PATH]
-        [--label TEXT]
+        [--mode ws sse] [--spread] [--side-bet] [--procs K] [--workers N] [--profile DIR]
+        [--server-tree PATH] [--label TEXT]
 
 One JSON line per run and mode (bench/record.py: bench/results/bench_table_http.jsonl),
 with ``players``, ``bets_refused``, ``decision_p99_ms``, ``fanout_p99_ms`` and ``lost``,
 and the CPU the play cost (from the players' start to the last round settled):
-``server_cpu_s`` (the serve process, every thread, from /proc) and ``pg_cpu_s`` (the
-PostgreSQL backends of the bench's own database: give ``CROUPIER_TEST_POSTGRES_URL`` a
-database of the bench's own, as other work on the cluster would be counted in ``test``),
+``server_cpu_s`` (every process of ``croupier serve``, its workers too, every thread, from
+/proc) and ``pg_cpu_s`` (the PostgreSQL backends of the bench's own database: give
+``CROUPIER_TEST_POSTGRES_URL`` a database of the bench's own, as other work on the
+cluster would be counted in ``test``),
 and both per seat per round (``*_ms_per_seat_round``: CPU / (players x rounds)) and per
 command answered (``*_ms_per_command``: CPU / (bets accepted + decisions answered), the
 deals and settlements included: a random shoe moves the decisions a seat makes from one
@@ -140,6 +141,22 @@ def pct(xs: list[float], p: float) -> float:
 TICK = os.sysconf("SC_CLK_TCK")
 
 
+def group_cpu(pgid: int) -> float:
+    """CPU seconds of every live process in the process group ``pgid`` (``croupier
+    serve``'s supervisor and its ``--workers``: the server is started in a session of
+    its own)."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2 :].split()
+        if int(fields[2]) == pgid:
+            total += (int(fields[11]) + int(fields[12])) / TICK
+    return total
+
+
 def cpu_of(pid: int) -> float:
     """CPU seconds (user + system, every thread) of a live process; 0 if it is gone."""
     try:
@@ -179,7 +196,7 @@ class Meter:
     def start(self) -> None:
         self.begin("bets")
         time.sleep(1)  # py-spy attached before the first bet
-        self.cpu0 = cpu_of(self.server)
+        self.cpu0 = group_cpu(self.server)
         self.pg0 = self.backends()
 
     def begin(self, phase: str) -> None:
@@ -222,7 +239,7 @@ class Meter:
             print(f"py-spy: {err.decode()[-2000:]}", file=sys.stderr)
 
     def stop(self) -> dict[str, float]:
-        server = cpu_of(self.server) - self.cpu0
+        server = group_cpu(self.server) - self.cpu0
         pg = sum(cpu - self.pg0.get(pid, 0.0) for pid, cpu in self.backends().items())
         if self.phase is not None:
             self.end(self.phase)
@@ -412,6 +429,7 @@ def run(
     profile: Path | None = None,
     server_tree: Path | None = None,
     procs: int = 1,
+    workers: int = 1,
 ) -> dict[str, Any]:
     schema = "bench_" + uuid.uuid4().hex[:10]
     with psycopg.connect(PG, autocommit=True) as conn:
@@ -434,7 +452,8 @@ def run(
         # players each batch read seats and sessions back from the store)
         "CROUPIER_CACHE_BUDGET_MB": str(max(64, m // 32)),
     }
-    base, _, proc = launch(data_dir, startup_seconds=180, root=server_tree, **env)
+    serve = ["--workers", str(workers)] if workers > 1 else []
+    base, _, proc = launch(data_dir, *serve, startup_seconds=180, root=server_tree, **env)
     load_before = os.getloadavg()
     try:
         tokens = json.loads((data_dir / "api-tokens.json").read_text())
@@ -460,6 +479,7 @@ def run(
             result[f"{key}_ms_per_command"] = (
                 1000 * result[f"{key}_cpu_s"] / commands if commands else None
             )
+        result["workers"] = workers
         result["lost"], result["expected"] = lost(result, db, data_dir)
     finally:
         proc.terminate()
@@ -763,6 +783,13 @@ def main() -> None:
         help="deal the players over this many load generator processes (one process's"
         " event loop, busy with a thousand clients, is late to read their answers)",
     )
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="croupier serve --workers N: the players' sockets dealt over N processes by"
+        " the kernel, the table's runner fenced to one of them",
+    )
     ap.add_argument("--label", default="", help="added to each run's name in the record")
     ap.add_argument(
         "--spread",
@@ -792,7 +819,7 @@ def main() -> None:
                 # queue for longer than the client's usual minute
                 answer_s = max(60.0, betting_ms(m) / 1000 + 60)
                 load = Load(args.rounds, mode, args.spread, args.side_bet, answer_s)
-                r = run(m, load, profile, args.server_tree, args.procs)
+                r = run(m, load, profile, args.server_tree, args.procs, args.workers)
                 r.pop("load")
                 # a figure of nothing (no decision answered: no p99) is recorded as null
                 figures = {
