@@ -14,9 +14,10 @@ messages only: no seat's, no balance, no options; it connects nothing, and count
 session. The table chat goes only to clients whose player shows it (``show_chat``,
 followed live).
 
-One thread per process polls every table's feed, woken at once by the ledger's commits
-(and every ``stream_poll_seconds`` for other processes'
-writes); the streams wait on the event loop, so a thousand cost no threads.
+One thread per process polls every table's feed, woken at once by the ledger's commits:
+this process's own, and on PostgreSQL every other process's too (the insert's ``NOTIFY``,
+:mod:`ledger.commit_listener`); every ``stream_poll_seconds`` it looks anyway. The
+streams wait on the event loop, so a thousand cost no threads.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from api.table_connections import Connections, Presence
 from api.table_feed import Subscriber, TableFeed, replay
 from api.table_schemas import TABLE_PATTERN
 from ledger.casino import Casino
+from ledger.commit_listener import CommitListener
 from ledger.player_settings import settings_id_for, settings_of
 from ledger.presence import HoldTable, ReleaseTable
 from ledger.settings import Settings
@@ -94,6 +96,8 @@ class TableStreams:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.listener = CommitListener(app.recorder, self._wake.set, "croupier-table-listen")
+        """Wakes the feeds when another process commits (PostgreSQL); polling otherwise."""
         self.closing = False
         """Set when the server shuts down: every stream ends its response cleanly."""
 
@@ -175,6 +179,7 @@ class TableStreams:
         self.app.commit_observers.append(self._committed)
         self._thread = threading.Thread(target=self._run, name="croupier-table-feed", daemon=True)
         self._thread.start()
+        self.listener.start()
 
     def _committed(self, position: int) -> None:
         self._wake.set()
@@ -203,6 +208,7 @@ class TableStreams:
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
+        self.listener.stop()
         if self._committed in self.app.commit_observers:
             self.app.commit_observers.remove(self._committed)
         if self._thread is not None:

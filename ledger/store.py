@@ -597,6 +597,11 @@ class AppendOnlyPostgresRecorder(PostgresApplicationRecorder):
 
     def __init__(self, datastore: PostgresDatastore, events_table_name: str = "stored_events"):
         super().__init__(datastore, events_table_name=events_table_name)
+        # The library names the channel every insert notifies after the table alone, so
+        # every schema of a database shares it: a listener (ledger.commit_listener) would
+        # be woken by other schemas' commits. Ours names the schema too (at most the 63
+        # bytes PostgreSQL keeps of an identifier).
+        self.channel_name = f"{datastore.schema}_{self.channel_name}"[:63]
         schema, table = Identifier(datastore.schema), Identifier(self.events_table_name)
         id_type = SQL(datastore.originator_id_type)  # "uuid" or "text", checked by the library
         self._insert_columns_statement = SQL(
