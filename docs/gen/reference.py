@@ -792,6 +792,7 @@ def floor_section(folder: Path, cell: Callable[[list[Any], int], str]) -> str:
 
 TABLE_COLUMNS = (
     ("players", "players", 0),
+    ("workers", "workers", 0),
     ("side_bet", "side bet", None),
     ("decision_p50_ms", "decision p50 ms", 0),
     ("decision_p99_ms", "decision p99 ms", 0),
@@ -821,7 +822,8 @@ def table_figures_page(results: Path | None = None) -> str:
         "Every recorded run of `bench/bench_table_http.py` over WebSockets with the\n",
         "decisions spread over the first half of each step (`--mode ws --spread`: the load\n",
         "issue 28 describes), oldest first. *Side bet*: each player also placed a 21+3 side\n",
-        "bet (`--side-bet`; before that flag existed, a main bet only). *Refused*: bets and\n",
+        "bet (`--side-bet`; before that flag existed, a main bet only). *Workers*: the\n",
+        "processes of `croupier serve --workers N` (`--workers`). *Refused*: bets and\n",
         "decisions the server refused (late, most of them); *unanswered*: commands with no\n",
         "answer within the bench's wait (the betting window and a minute); *stalled*:\n",
         "players that got no message for minutes and stopped; *settlement*: the dealer's\n",
@@ -842,6 +844,7 @@ def table_figures_page(results: Path | None = None) -> str:
     for r in runs:
         f = dict(r["figures"])
         f["refused"] = (f.get("bets_refused") or 0) + (f.get("decisions_refused") or 0)
+        f.setdefault("workers", 1)  # recorded since 2026-12-04: one process before
         load = r.get("load") or {}
         before, after = (load.get("before") or ["?"])[0], (load.get("after") or ["?"])[0]
         cells = [r["date"][:16].replace("T", " "), _cell(r["run"]), f"{before} → {after}"]
