@@ -4,7 +4,10 @@ Every insert of the library's PostgreSQL recorder (and of ours, which keeps its 
 path: :class:`ledger.store.AppendOnlyPostgresRecorder`) sends ``NOTIFY`` on the
 recorder's channel in its transaction, so PostgreSQL tells every listening connection
 when the commit lands. A :class:`CommitListener` holds one connection that ``LISTEN``\\ s
-on that channel, in a thread of its own, and calls ``wake`` for each notification: a
+on that channel, in a thread of its own, and calls ``wake`` for each notification
+that another process sent (the recorder notes the sessions its own inserts notify from:
+a process wakes its feeds on its own commits already, and a second wake for each of
+them was a look at the log for nothing): a
 worker of ``croupier serve --workers N`` (or another host on the same database) learns of
 another's rows a few milliseconds after their commit, where polling the log's newest
 position learns of them up to a poll interval later. The writers pay nothing more: the
@@ -75,13 +78,16 @@ class CommitListener:
         from psycopg.sql import SQL, Identifier
 
         listen = SQL("LISTEN {0}").format(Identifier(str(self.channel)))
+        own: set[int] = getattr(self.recorder, "own_backends", set())
         with self.recorder.datastore.get_connection() as conn:
             conn.execute(listen)
             try:
                 self.listening.set()
                 while not self._stop.is_set():
                     # at most half a second per look, so that stop() is seen
-                    for _ in conn.notifies(timeout=0.5):
+                    for note in conn.notifies(timeout=0.5):
+                        if note.pid in own:
+                            continue  # this process's commit: it woke its feeds already
                         self.wake()
                         if self._stop.is_set():
                             break

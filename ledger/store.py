@@ -538,6 +538,9 @@ class AppendOnlyPostgresRecorder(PostgresApplicationRecorder):
         # values (formatted in Python: ~20 us more an event, 11 % of a JB round's CPU).
         self._lock_table(curs)
         self._notify_channel(curs)
+        # the sessions this process notifies from: its own listener skips their
+        # notifications (it wakes on its own commits already; ledger.commit_listener)
+        self.own_backends.add(curs.connection.info.backend_pid)
         if self.observer is not None:
             self.observer.before_insert(curs.connection.cursor())  # the insert lock is queued
         curs.execute(
@@ -602,6 +605,8 @@ class AppendOnlyPostgresRecorder(PostgresApplicationRecorder):
         # be woken by other schemas' commits. Ours names the schema too (at most the 63
         # bytes PostgreSQL keeps of an identifier).
         self.channel_name = f"{datastore.schema}_{self.channel_name}"[:63]
+        self.own_backends: set[int] = set()
+        """The backend pids of this process's connections that have inserted."""
         schema, table = Identifier(datastore.schema), Identifier(self.events_table_name)
         id_type = SQL(datastore.originator_id_type)  # "uuid" or "text", checked by the library
         self._insert_columns_statement = SQL(

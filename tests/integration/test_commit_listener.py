@@ -28,6 +28,8 @@ def test_another_process_commit_wakes_the_listener(
         while woken.wait(0.5):
             woken.clear()
             assert time.monotonic() < quiet_by, "the log never fell quiet"
+        open_session(ours, player="own")  # its own commits: it woke its feeds already
+        assert not woken.wait(1.0), "woken by this process's own commit"
         started = time.monotonic()
         open_session(theirs)  # committed by the other application's connection
         assert woken.wait(5), "another process's commit did not wake the listener"
