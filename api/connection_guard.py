@@ -35,7 +35,6 @@ import asyncio
 import ipaddress
 import json
 import logging
-import os
 import resource
 import socket
 from collections import OrderedDict
@@ -321,11 +320,19 @@ def _peek(transport: asyncio.BaseTransport) -> bytes:
     sock = transport.get_extra_info("socket")
     if sock is None:
         return b""
+    # A socket object over the same descriptor, detached before it is dropped: no new
+    # descriptor is needed (an os.dup here fails with EMFILE exactly when connections
+    # have used the descriptors up, and the probe would then look like an attacker).
     try:
-        with socket.socket(fileno=os.dup(sock.fileno())) as dup:
-            return dup.recv(len(HEALTH_PROBE), socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        view = socket.socket(fileno=sock.fileno())
     except OSError:
         return b""
+    try:
+        return view.recv(len(HEALTH_PROBE), socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except OSError:
+        return b""
+    finally:
+        view.detach()
 
 
 def _status(status: int, code: str, message: str, retry_after: int | None = None) -> bytes:
