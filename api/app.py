@@ -42,11 +42,11 @@ from api import (
 )
 from api.auth import Credentials, load_credentials
 from api.catalogue import catalogue
+from api.edge import Edge
 from api.front import Front
 from api.health import Health
 from api.health import health as sealer_health
 from api.limits import Guard, command_buckets
-from api.position import Position
 from api.table_runners import TableRunners, ensure_default_table
 from ledger import gc_policy
 from ledger.bootstrap import bootstrap
@@ -185,7 +185,6 @@ def create_app(
         handlers=lambda: app.exception_handlers,
         overridden=lambda: bool(app.dependency_overrides),
     )
-    app.add_middleware(Position, state=app.state)  # X-Log-Position on command answers
     # Outermost: authentication, rate and size limits before any body is read.
     app.add_middleware(
         Guard,
@@ -209,6 +208,8 @@ def create_app(
             expose_headers=["Retry-After", "X-Croupier-Cell", "X-Log-Position"],
             max_age=600,
         )
-    metrics.install(app)  # GET /metrics, and the HTTP metrics outside everything else
-    logs.install(app, settings)  # outermost: the request id on every log line
+    metrics.install(app)  # GET /metrics
+    # Outermost, one layer: the request id on every log line, the HTTP metrics and
+    # X-Log-Position on a command's answer; it sees the guard's refusals too.
+    app.add_middleware(Edge, state=app.state, access=logs.log_format(settings) == "json")
     return app

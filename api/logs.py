@@ -172,60 +172,43 @@ def config(
     }
 
 
-class RequestLog:
-    """ASGI middleware: the request's log fields for every line logged while it runs, the
-    ``X-Request-Id`` response header, and (JSON mode) one access line per request."""
-
-    def __init__(self, app: Any, access: bool = True) -> None:
-        self.app = app
-        self.access = access
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        fields = _fields(scope)
-        token = _context.set(fields)
-        started = time.perf_counter()
-        status = 500
-        body: list[bytes] = []
-
-        async def tagged(message: Any) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-                rid = (b"x-request-id", fields["request_id"].encode())
-                message = {**message, "headers": [*message.get("headers", []), rid]}
-            elif message["type"] == "http.response.body" and 200 <= status < 300 and len(body) < 16:
-                body.append(message.get("body", b""))
-            await send(message)
-
-        try:
-            await self.app(scope, receive, tagged)
-        finally:
-            if "game_code" not in fields:  # else nothing to read (``note_game_code``)
-                code = _game_code(b"".join(body))
-                if code:
-                    fields["game_code"] = code
-            if self.access:
-                route = getattr(scope.get("route"), "path", None)
-                ACCESS.info(
-                    "%s %s %s",
-                    scope["method"],
-                    route or scope["path"],
-                    status,
-                    extra={
-                        "method": scope["method"],
-                        "route": route,
-                        "status": status,
-                        "duration_ms": round((time.perf_counter() - started) * 1000, 2),
-                        **fields,
-                    },
-                )
-            _context.reset(token)
+def enter(fields: dict[str, str]) -> contextvars.Token[dict[str, str] | None]:
+    """Make ``fields`` the log fields of every line logged until :func:`leave`."""
+    return _context.set(fields)
 
 
-def _fields(scope: Any) -> dict[str, str]:
+def leave(token: contextvars.Token[dict[str, str] | None]) -> None:
+    _context.reset(token)
+
+
+def note_answer(fields: dict[str, str], body: bytes) -> None:
+    """The game code a successful answer names, into its fields (if not known yet)."""
+    if "game_code" not in fields:  # else nothing to read (``note_game_code``)
+        code = _game_code(body)
+        if code:
+            fields["game_code"] = code
+
+
+def access_line(scope: Any, status: int, started: float, fields: dict[str, str]) -> None:
+    """The JSON access line of one answered request (:class:`api.edge.Edge`)."""
+    route = getattr(scope.get("route"), "path", None)
+    ACCESS.info(
+        "%s %s %s",
+        scope["method"],
+        route or scope["path"],
+        status,
+        extra={
+            "method": scope["method"],
+            "route": route,
+            "status": status,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+            **fields,
+        },
+    )
+
+
+def request_fields(scope: Any) -> dict[str, str]:
+    """A request's log fields from its scope: its request id, session, table, game code."""
     headers = dict(scope.get("headers", []))
     given = headers.get(b"x-request-id", b"").decode("latin-1")
     fields = {"request_id": given if _REQUEST_ID.match(given) else uuid.uuid4().hex}
@@ -274,10 +257,3 @@ def _game_code(body: bytes) -> str | None:
         if isinstance(value, str) and _GAME_CODE.match(value):
             return value
     return None
-
-
-def install(app: Any, settings: Settings) -> None:
-    """The request-log middleware, outermost (its request id is on every line, the
-    guard's refusals included); its access line only in JSON mode (in text mode
-    uvicorn's access line stays)."""
-    app.add_middleware(RequestLog, access=log_format(settings) == "json")

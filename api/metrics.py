@@ -4,10 +4,11 @@ Readable with the operator's token or a token of its own (``CROUPIER_METRICS_TOK
 Prometheus server need not hold the operator's); anyone else is refused (401/403). The
 metrics are defined in :mod:`ledger.metrics`. This module adds what only the edge sees:
 
-- :class:`HttpMetrics`, the outermost ASGI middleware: every response's method, route
-  template (``/v1/sessions/{session_id}/red-dog/bet``, never the raw path) and status,
-  with its latency; a request refused before routing (by :class:`api.limits.Guard`:
-  401, 413, 429) is counted under its error code as a limiter refusal;
+- the HTTP metrics, counted by :class:`api.edge.Edge`, the outermost ASGI layer: every
+  response's method, route template (``/v1/sessions/{session_id}/red-dog/bet``, never
+  the raw path; :func:`route_of`) and status, with its latency; a request refused before
+  routing (by :class:`api.limits.Guard`: 401, 413, 429) is counted under its error code
+  (:func:`refusal_code`) as a limiter refusal;
 - :class:`Sampler`, a thread in each process that samples the gauges of state every
   second (checkpoint age, sealer lag, a failing store, each live table's lag behind its
   deadline, the seamless outbox's depth, open streams).
@@ -52,7 +53,6 @@ LAGGING_PHASES = ("betting", "insurance", "step")
 """Phases that end at a deadline; the others (dealer, settling) end when the runner acts."""
 
 Scope = Mapping[str, Any]
-ASGIApp = Callable[..., Any]
 
 router = APIRouter(tags=["health"], responses=ERRORS)
 
@@ -99,50 +99,18 @@ def _check_token(request: Request) -> None:
         raise ApiError(403, "forbidden", f"the {caller.role} credential cannot read metrics")
 
 
-class HttpMetrics:
-    """Counts every HTTP response by route template and status, with its latency."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status = 500
-        refused: list[bytes] = []
-
-        async def observed(message: Any) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-                metrics.HTTP_LATENCY.labels(scope["method"], _route(scope)).observe(
-                    time.perf_counter() - started
-                )
-            elif message["type"] == "http.response.body" and status in (401, 413, 429):
-                refused.append(message.get("body", b""))
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send=observed)
-        finally:
-            route = _route(scope)
-            metrics.HTTP_REQUESTS.labels(scope["method"], route, str(status)).inc()
-            if refused and route == UNROUTED:
-                metrics.LIMITER_REFUSALS.labels(_code(b"".join(refused))).inc()
-
-
 UNROUTED = "unrouted"
 
 
-def _route(scope: Scope) -> str:
+def route_of(scope: Scope) -> str:
+    """The route template that answered (``/v1/sessions/{session_id}/…``), else "unrouted"."""
     route = scope.get("route")
     path = getattr(route, "path", None)
     return path if isinstance(path, str) else UNROUTED
 
 
-def _code(body: bytes) -> str:
+def refusal_code(body: bytes) -> str:
+    """The error code of a refusal's JSON body (bounded, for a label), else "unknown"."""
     try:
         code = json.loads(body).get("code")
     except (ValueError, AttributeError):
@@ -226,10 +194,9 @@ def table_lag(app: Casino, table: str, now: datetime) -> float | None:
 
 
 def install(app: FastAPI) -> None:
-    """The ``/metrics`` route, the HTTP middleware (outermost: it sees the guard's
-    refusals too) and, while the app runs on its own store, a :class:`Sampler` of it."""
+    """The ``/metrics`` route and, while the app runs on its own store, a :class:`Sampler`
+    of it (the HTTP metrics are counted by :class:`api.edge.Edge`)."""
     app.include_router(router)
-    app.add_middleware(HttpMetrics)
     inner = app.router.lifespan_context
 
     @asynccontextmanager
