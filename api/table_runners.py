@@ -6,7 +6,10 @@ Infinite Blackjack table, :data:`DEFAULT_TABLE` in EUR with the default configur
 so the README's main job serves a playable table.
 
 Several processes may run the runners of one table (PostgreSQL): the runner's fence makes
-each action happen once (:mod:`ledger.tables.runner`). ``croupier serve --cells`` runs one
+each action happen once (:mod:`ledger.tables.runner`). So that each action is also
+*computed* once, the thread ticks while its process holds the runners' lease
+(:mod:`ledger.runner_lease`), and otherwise stands by, ticking every
+:data:`STANDBY_SECONDS` in case the holder is alive but stuck. ``croupier serve --cells`` runs one
 :class:`TableRunners` per cell, each on its own cell's store (:mod:`cells.router`); the
 default table is created in the cell its id is placed in.
 """
@@ -15,12 +18,14 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from uuid import UUID
 
 from ledger import contracts
 from ledger.casino import Casino
+from ledger.runner_lease import Lease, lease_for
 from ledger.tables.aggregates import Table
 from ledger.tables.commands import CreateTable
 from ledger.tables.runner import TableRunner
@@ -33,6 +38,9 @@ DEFAULT_TABLE_REQUEST = "croupier-serve/default-table/ibj-1"
 INTERVAL_SECONDS = 0.1
 """How often every table is looked at: a window closes at most this late (plus its
 ``grace_ms``)."""
+STANDBY_SECONDS = 2.0
+"""How often a process without the runners' lease ticks anyway (a stuck holder's tables
+still move, a tick every this many seconds; the fence keeps it correct)."""
 DISCOVER_EVERY = 10
 """Ticks between two looks for tables created meanwhile (about a second)."""
 
@@ -61,8 +69,16 @@ class TableRunners:
         clock: Callable[[], datetime] = utc_now,
         interval: float = INTERVAL_SECONDS,
         discover_every: int = DISCOVER_EVERY,
+        lease: Lease | None = None,
+        standby_seconds: float = STANDBY_SECONDS,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.app = app
+        self.lease = lease if lease is not None else lease_for(app.recorder)
+        """Whether the background thread ticks every interval (:meth:`turn`)."""
+        self.standby_seconds = standby_seconds
+        self.monotonic = monotonic
+        self._standby_due = 0.0
         self.discover_every = discover_every
         self.clock = clock
         self.interval = interval
@@ -117,8 +133,27 @@ class TableRunners:
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
+    def turn(self) -> bool:
+        """Whether the background thread ticks now: always while this process holds the
+        lease; without it, once every ``standby_seconds``."""
+        try:
+            if self.lease.held():
+                return True
+        except Exception as e:  # the store is down: the standby's pace, and tell once
+            text = f"{type(e).__name__}: {e}"
+            if self._last_error.get("lease") != text:
+                log.warning("table runners: the lease cannot be taken: %s", text)
+                self._last_error["lease"] = text
+        now = self.monotonic()
+        if now < self._standby_due:
+            return False
+        self._standby_due = now + self.standby_seconds
+        return True
+
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
+            if not self.turn():
+                continue
             try:
                 self.tick()
             except Exception as e:  # discovery itself failed (the store): log, keep going
@@ -138,3 +173,4 @@ class TableRunners:
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
+        self.lease.release()

@@ -43,7 +43,14 @@ give the spread with the load average (printed).
         [--server-tree PATH] [--label TEXT]
 
 One JSON line per run and mode (bench/record.py: bench/results/bench_table_http.jsonl),
-with ``players``, ``bets_refused``, ``decision_p99_ms``, ``fanout_p99_ms`` and ``lost``,
+with ``players``, ``bets_refused``, ``decision_p99_ms``, ``fanout_p99_ms`` and ``lost``;
+``bets_refused_early`` and ``decisions_refused_early``: those refused that were sent more
+than 1 s before their window's deadline (issue 28's goal is none: the table opens its
+first round when the bench creates it, before the players' sessions are set up, so when
+the set-up and the connections take less than the betting window the players bet into a
+window that closes while they bet, and the bets after its close are refused rightly;
+``first_window_left_s`` says which: how much of the first round's window was left when
+the play started, <= 0 when it had closed with no bet and the first bet opened a new one);
 and the CPU the play cost (from the players' start to the last round settled):
 ``server_cpu_s`` (every process of ``croupier serve``, its workers too, every thread, from
 /proc) and ``pg_cpu_s`` (the PostgreSQL backends of the bench's own database: give
@@ -131,6 +138,18 @@ def betting_ms(m: int) -> int:
     return max(5_000, 12 * m)
 
 
+EARLY_S = 1.0
+"""A command sent more than this before its window's deadline must not be refused."""
+
+
+def early(sent: float, deadline: str | None) -> bool:
+    """Whether a command sent at ``sent`` (epoch seconds) was sent more than
+    :data:`EARLY_S` before ``deadline`` (a window with no deadline: always)."""
+    if deadline is None:
+        return True
+    return sent < _ts(deadline) - EARLY_S
+
+
 def pct(xs: list[float], p: float) -> float:
     if not xs:
         return float("nan")
@@ -184,6 +203,8 @@ class Meter:
         self.phases: dict[str, float] = {}
         self.cpu0 = 0.0
         self.pg0: dict[int, float] = {}
+        self.started = 0.0
+        """When the play started (epoch seconds; :meth:`start`)."""
 
     def backends(self) -> dict[int, float]:
         with psycopg.connect(self.db.split("?")[0], autocommit=True) as conn:
@@ -198,6 +219,7 @@ class Meter:
         time.sleep(1)  # py-spy attached before the first bet
         self.cpu0 = group_cpu(self.server)
         self.pg0 = self.backends()
+        self.started = time.time()
 
     def begin(self, phase: str) -> None:
         """Profile ``phase`` (once; nothing without a profile path)."""
@@ -290,6 +312,12 @@ class Bench:
         self.bet_times: dict[str, list[tuple[float, float]]] = {}
         """Per round code: (sent, answered) of every bet."""
         self.bets_ok = 0
+        self.bets_refused_early = 0
+        """Bets refused that were sent more than :data:`EARLY_S` before their window's
+        deadline (the issue's goal: none); a bet into a window closing as the play starts
+        (the bench's table opens its first round before the players are set up) is
+        refused and counted in ``bets_refused`` only."""
+        self.decisions_refused_early = 0
         self.bets_refused = 0
         self.decisions: list[float] = []
         self.decisions_refused = 0
@@ -329,7 +357,7 @@ class Bench:
             opened = e.type in ("round-opened", "betting-waiting", "betting-extended")
             if opened and code not in played and len(played) < self.rounds:
                 played.add(code)
-                await self.bet(c, code)
+                await self.bet(c, code, e.data.get("deadline"))
             elif e.type == "options" and e.data["options"]:
                 await self.decide(c, e)
             elif e.type == "round-settled" and len(played) >= self.rounds and code in played:
@@ -340,13 +368,17 @@ class Bench:
                 elif e.type == "dealer-played":
                     await asyncio.to_thread(self.meter.end, "decisions")
 
-    async def bet(self, c: Client, code: str) -> None:
+    async def bet(self, c: Client, code: str, deadline: str | None = None) -> None:
+        """A main bet (and a side bet) on the round ``code``, whose window closes at
+        ``deadline`` (None: the round waits for its first bet, which opens a full window)."""
         t = time.time()
         if self.first is None:
             self.first = code
+        sent = time.time()
         r = await self._post(c, "bets", {"bet": "main", "amount": 100})
         if self.load.side_bet and r is not None and r.status_code == 200:
-            self._count_bet(r)
+            self._count_bet(r, sent, deadline)
+            sent = time.time()
             r = await self._post(c, "bets", {"bet": SIDE_BET, "amount": 100})
         self.bet_times.setdefault(code, []).append((t, time.time()))
         self._phase_count("bets")
@@ -354,7 +386,7 @@ class Bench:
         if self.meter is not None and last:
             await asyncio.to_thread(self.meter.end, "bets")
         if r is not None:
-            self._count_bet(r)
+            self._count_bet(r, sent, deadline)
 
     async def _post(self, c: Client, action: str, body: dict[str, Any]) -> Any:
         """The command's answer, or None (counted in ``unanswered``) if none came."""
@@ -364,11 +396,13 @@ class Bench:
             self.unanswered += 1
             return None
 
-    def _count_bet(self, r: Any) -> None:
+    def _count_bet(self, r: Any, sent: float, deadline: str | None) -> None:
         if r.status_code == 200:
             self.bets_ok += 1
         else:
             self.bets_refused += 1
+            if early(sent, deadline):
+                self.bets_refused_early += 1
             code = str(r.json().get("code"))
             self.refusals[code] = self.refusals.get(code, 0) + 1
 
@@ -392,6 +426,8 @@ class Bench:
             self.decisions.append(time.time() - t)
         else:
             self.decisions_refused += 1
+            if early(t, e.data.get("deadline")):
+                self.decisions_refused_early += 1
             code = str(r.json().get("code"))
             self.refusals[code] = self.refusals.get(code, 0) + 1
 
@@ -471,8 +507,13 @@ def run(
             headers={**op_headers, "Idempotency-Key": "bench-table"},
             timeout=60,
         ).raise_for_status()
+        created = time.time()  # the table's first round opens now, its window running
         meter = Meter(proc.pid, db, profile)
         result = asyncio.run(play(base, op_headers, m, load, meter, procs))
+        # > 0: the players started betting into the first round's window with this much
+        # of it left (the bets answered after its close are refused, rightly); <= 0: it
+        # had closed with no bet, and the first bet opened a full window
+        result["first_window_left_s"] = betting_ms(m) / 1000 - (meter.started - created)
         commands = result["bets_ok"] + result["decisions"]
         for key in ("server", "pg"):
             result[f"{key}_ms_per_seat_round"] = 1000 * result[f"{key}_cpu_s"] / (m * load.rounds)
@@ -552,6 +593,8 @@ async def play_slice(
         "connected": sum(c.connected.is_set() for c in clients),
         "bets_ok": bench.bets_ok,
         "bets_refused": bench.bets_refused,
+        "bets_refused_early": bench.bets_refused_early,
+        "decisions_refused_early": bench.decisions_refused_early,
         "bet_times": bench.bet_times,
         "decisions": bench.decisions,
         "decisions_refused": bench.decisions_refused,
@@ -711,6 +754,7 @@ def figures_of(m: int, load: Load, slices: list[Slice], cpu: dict[str, float]) -
         "elapsed_s": elapsed,
         "bets_ok": bets_ok,
         "bets_refused": sum(part.bench["bets_refused"] for part in slices),
+        "bets_refused_early": sum(part.bench.get("bets_refused_early", 0) for part in slices),
         "bets_per_s": bets_ok / window if window else float("nan"),
         "fanout_p50_ms": 1000 * pct(fan, 50),
         "fanout_p99_ms": 1000 * pct(fan, 99),
@@ -719,6 +763,9 @@ def figures_of(m: int, load: Load, slices: list[Slice], cpu: dict[str, float]) -
         "decision_p99_ms": 1000 * pct(decisions, 99),
         "decisions": len(decisions),
         "decisions_refused": sum(part.bench["decisions_refused"] for part in slices),
+        "decisions_refused_early": sum(
+            part.bench.get("decisions_refused_early", 0) for part in slices
+        ),
         "settle_max_s": max(settles) if settles else float("nan"),
         "refusals": refusals,
         "connect_failed": sum(part.bench["connect_failed"] for part in slices),
