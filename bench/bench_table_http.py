@@ -50,7 +50,9 @@ first round when the bench creates it, before the players' sessions are set up, 
 the set-up and the connections take less than the betting window the players bet into a
 window that closes while they bet, and the bets after its close are refused rightly;
 ``first_window_left_s`` says which: how much of the first round's window was left when
-the play started, <= 0 when it had closed with no bet and the first bet opened a new one);
+the play started, <= 0 when it had closed with no bet and the first bet opened a new one;
+since 2026-12-04 12:40 UTC the play waits for that window to close, so the first bet
+always opens a full window and every run starts alike);
 and the CPU the play cost (from the players' start to the last round settled):
 ``server_cpu_s`` (every process of ``croupier serve``, its workers too, every thread, from
 /proc) and ``pg_cpu_s`` (the PostgreSQL backends of the bench's own database: give
@@ -139,6 +141,9 @@ def betting_ms(m: int) -> int:
 
 
 EARLY_S = 1.0
+FIRST_WINDOW_MARGIN_S = 2.0
+"""The play starts this long after the first round's betting window would close: the
+runner has closed it (its tick and grace) and the round waits for a first bet."""
 """A command sent more than this before its window's deadline must not be refused."""
 
 
@@ -509,7 +514,10 @@ def run(
         ).raise_for_status()
         created = time.time()  # the table's first round opens now, its window running
         meter = Meter(proc.pid, db, profile)
-        result = asyncio.run(play(base, op_headers, m, load, meter, procs))
+        # the play starts once the first round's window has closed with no bet (the round
+        # then waits for its first bet, which opens a full window): every run the same
+        not_before = created + betting_ms(m) / 1000 + FIRST_WINDOW_MARGIN_S
+        result = asyncio.run(play(base, op_headers, m, load, meter, procs, not_before))
         # > 0: the players started betting into the first round's window with this much
         # of it left (the bets answered after its close are refused, rightly); <= 0: it
         # had closed with no bet, and the first bet opened a full window
@@ -651,16 +659,22 @@ async def play(
     load: Load,
     meter: Meter,
     procs: int = 1,
+    not_before: float = 0.0,
 ) -> dict[str, Any]:
+    """Set up ``m`` players, connect them, and play once every one has connected and the
+    clock has passed ``not_before`` (epoch seconds)."""
     sessions = await setup(base, op_headers, m)
 
     async def ready() -> None:
+        await asyncio.sleep(max(0.0, not_before - time.time()))
         meter.start()
 
     if procs == 1:
         slices = [await play_slice(base, sessions, load, ready, meter)]
     else:
-        slices = await asyncio.to_thread(spread_over, procs, base, sessions, load, meter)
+        slices = await asyncio.to_thread(
+            spread_over, procs, base, sessions, load, meter, not_before
+        )
     cpu = meter.stop()
     return figures_of(m, load, slices, cpu)
 
@@ -671,6 +685,7 @@ def spread_over(
     sessions: list[tuple[str, str]],
     load: Load,
     meter: Meter,
+    not_before: float = 0.0,
 ) -> list[Slice]:
     """The players dealt over ``procs`` load generator processes (spawned: none inherits
     this one's event loop); the play starts once every one has connected its players."""
@@ -685,6 +700,7 @@ def spread_over(
     try:
         for _ in workers:
             started.get(timeout=1800)
+        time.sleep(max(0.0, not_before - time.time()))
         meter.start()
         go.set()
         got = [results.get(timeout=1800) for _ in workers]
