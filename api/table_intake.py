@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from anyio import to_thread
@@ -49,8 +50,14 @@ class TableQueue:
         self.commands = 0
 
     async def submit(self, item: intake.Item) -> tc.SeatChanged:
+        """``item``'s answer, once its batch has committed. Stamped with its arrival here
+        (:mod:`ledger.tables.arrivals`): its window is judged at that time, and the
+        table's runner holds the window open until it is answered."""
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[tc.SeatChanged] = loop.create_future()
+        arrivals = self.app.table_arrivals
+        if arrivals is not None:
+            item = replace(item, arrived=arrivals.enter(item.cmd.table))
         with self.lock:
             self.waiting.append((item, fut))
             start, self.draining = not self.draining, True
@@ -75,10 +82,21 @@ class TableQueue:
                 outcomes = intake.apply(self.app, [item for item, _ in batch])
             except Exception as e:  # every caller gets an answer; the next batch runs
                 outcomes = [intake.Outcome(error=e)] * len(batch)
+            finally:
+                self._answered([item for item, _ in batch])
             self.batches += 1
             self.commands += len(batch)
             with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
                 loop.call_soon_threadsafe(_answer, batch, outcomes)
+
+    def _answered(self, items: list[intake.Item]) -> None:
+        """The runner no longer holds a window for these (committed or refused)."""
+        arrivals = self.app.table_arrivals
+        if arrivals is None:
+            return
+        for item in items:
+            if item.arrived is not None:
+                arrivals.leave(item.cmd.table, item.arrived)
 
 
 def _answer(

@@ -37,6 +37,7 @@ from ledger.sessions import Sessions
 from ledger.settings import Settings
 from ledger.snapshots import SnapshotStore, Snapshotter
 from ledger.tables.aggregates import Table
+from ledger.tables.arrivals import Arrivals
 from ledger.tables.context import (
     ShoeMaker,
     TableCache,
@@ -109,6 +110,7 @@ def bootstrap(
         Operator(ports, cache),
     )
     app.table_statistics = LiveStatistics(app)
+    app.table_arrivals = Arrivals(clock)
     presence = Presence(players.seat_connected, players.seat_disconnected)
     settings = app.settings
     chat = Chat(

@@ -74,6 +74,7 @@ from ledger.rounds import Round
 from ledger.settings import APP_NAME, Settings
 from ledger.snapshots import SnapshotStore, Snapshotter, construct_store
 from ledger.store import SigningEventStore, VerifyingMapper, bound_waits
+from ledger.tables.arrivals import Arrivals
 from ledger.transcoder import OrjsonTranscoder
 from ledger.unit_of_work import UnitOfWork
 
@@ -106,6 +107,7 @@ class Casino(Application[UUID]):
         self.on_close: list[Callable[[], None]] = []  # background workers to stop first
         self.seamless: Any = None  # a ledger.seamless.compose.Seamless, when composed
         self.table_statistics: Any = None  # ledger.tables.views.LiveStatistics (bootstrap)
+        self.table_arrivals: Arrivals | None = None  # the tables' intake stamps (bootstrap)
         self._closed = False
         # Group commit (ledger.group_commit): the commands waiting, and whether a batch runs.
         self._queue_lock = threading.Lock()

@@ -222,7 +222,7 @@ MEANINGS = {
     "tamper-detected": "the stored log failed verification on read (no detail is given)",
     "auto-completion-failed": "a game's default action did not end a round",
     "internal-error": "anything unexpected (no detail is given; the server logs it)",
-    "betting-closed": "no betting window is open, or its deadline passed by the server's clock",
+    "betting-closed": "no betting window is open, or the bet arrived after its deadline",
     "step-closed": "a decision for a step (or insurance window) that is not open now",
     "not-seated": "a decision from a session with no seat in the round",
     "side-bet-without-main": "side bets come after the main bet (seed 002)",

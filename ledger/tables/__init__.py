@@ -11,6 +11,8 @@
 - :mod:`~ledger.tables.players`, :mod:`~ledger.tables.runner`,
   :mod:`~ledger.tables.operator`: the handlers (``routes()`` each, composed by
   :func:`ledger.bootstrap.bootstrap`), and the runner's loop;
+- :mod:`~ledger.tables.intake`: the players' commands applied in bulk, and
+  :mod:`~ledger.tables.arrivals`: each judged by when it arrived;
 - :mod:`~ledger.tables.views`: the read views (the session's table, a round, histories,
   decision statistics); :mod:`~ledger.tables.account_rows`: the account-history fold
   shared with the auditor.

@@ -39,6 +39,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from games.errors import GameRuleError
@@ -48,17 +49,21 @@ from ledger.errors import LedgerError
 from ledger.group_commit import Check, Pending, run_batch
 from ledger.requests import body_digest, check_request_id, request_aggregate_id
 from ledger.tables import commands as tc
+from ledger.tables.arrivals import judged_at
 from ledger.tables.players import OPENINGS
 
 
 @dataclass(frozen=True)
 class Item:
-    """One player's command as it arrived: its idempotency key, the command, and the
-    caller's admission check (the closed-session check of the edges)."""
+    """One player's command as it arrived: its idempotency key, the command, the
+    caller's admission check (the closed-session check of the edges), and when it arrived
+    (:meth:`ledger.tables.arrivals.Arrivals.enter`; its window is judged at that time,
+    else when it runs)."""
 
     request_id: str
     cmd: tc.TableCommand[Any]
     check: Check | None = None
+    arrived: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,8 @@ def apply(app: Casino, items: Sequence[Item]) -> list[Outcome]:
         try:
             check_request_id(item.request_id)
             handler = app.handlers[type(cmd)]
+            if item.arrived is not None:
+                handler = judged_at(handler, item.arrived)
         except (LedgerError, KeyError) as e:
             outcomes[i] = Outcome(error=e)
             continue

@@ -3,7 +3,8 @@
 Each one writes the player's own seat and game session, in one transaction (the unit of
 work's), and only reads the table round. Bets are accepted only while the betting window
 is open by the server's clock (or while the round waits, with no deadline, for its first
-bet); decisions only for the step that is open now.
+bet); decisions only for the step that is open now. A command from the table's intake is
+judged by when it arrived, not when its batch ran (:mod:`ledger.tables.arrivals`).
 
 A seamless seat (issue 16) calls the operator's wallet inside these transactions: debits
 are taken by :mod:`ledger.seamless.gate` before the command that stakes runs
@@ -21,6 +22,7 @@ import math
 import threading
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
+from datetime import datetime
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -34,6 +36,7 @@ from ledger.seamless import port
 from ledger.seamless.wire import to_wire
 from ledger.tables import commands as tc
 from ledger.tables.aggregates import SeatStatus, TableRound, TableSeat, chip_moves, seat_id_for
+from ledger.tables.arrivals import ARRIVED
 from ledger.tables.config import BET_TYPES
 from ledger.tables.context import TableCache, TableHandlers, TablePorts, parse_time, seat_of
 from ledger.tables.errors import (
@@ -124,6 +127,12 @@ class Players(TableHandlers):
         session.check_open()
         return session
 
+    def _arrived(self) -> datetime:
+        """When the command being handled arrived: its intake's stamp (:data:`ARRIVED`),
+        else now (a command sent down :meth:`Casino.command` is judged as it runs)."""
+        at = ARRIVED.get()
+        return self.clock() if at is None else at
+
     def _betting(self, uow: UnitOfWork, table: str) -> TableRound:
         _, rnd = self.current(uow, table)
         if rnd is None or rnd.phase is not Phase.BETTING:
@@ -132,7 +141,7 @@ class Players(TableHandlers):
             raise TablePaused(f"table {table} is paused", table=table)
         # No deadline: the window closed with no bet and the round waits for a first one
         # (the runner then starts the timer again).
-        if rnd.deadline is not None and self.clock() >= parse_time(rnd.deadline):
+        if rnd.deadline is not None and self._arrived() >= parse_time(rnd.deadline):
             # seed 002: bets placed after the betting time are refused
             raise BettingClosed(
                 f"the betting window of {rnd.code} closed at {rnd.deadline}",
@@ -370,7 +379,7 @@ class Players(TableHandlers):
             or (wanted is Phase.STEP and rnd.step != cmd.step)
             or rnd.paused_at is not None
             or rnd.deadline is None
-            or self.clock() >= parse_time(rnd.deadline)
+            or self._arrived() >= parse_time(rnd.deadline)
         ):
             code = None if rnd is None else rnd.code
             raise StepClosed(

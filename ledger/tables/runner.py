@@ -13,7 +13,10 @@ restart) is one request, answered from its record.
 another, every step due at ``now`` until nothing more is due. A betting window that closes
 with no bet leaves the round waiting for one with no deadline (one event), and nothing is
 written while nobody bets; the first bet starts the timer again. Its state is the log
-alone: a restarted runner continues where the log stands, with the same cards.
+alone: a restarted runner continues where the log stands, with the same cards. A window
+past its deadline stays open while a command that arrived before the deadline still waits
+in this process's intake, for at most :data:`~ledger.tables.arrivals.MAX_HOLD`
+(:mod:`ledger.tables.arrivals`).
 
 **The fence** between two runners on one table: every step is a command whose request id
 names (round, action, step, version of the table round it was computed from). Two runners
@@ -60,6 +63,7 @@ from ledger.tables.aggregates import (
     table_id_for,
     table_round_id_for,
 )
+from ledger.tables.arrivals import MAX_HOLD
 from ledger.tables.context import (
     KEPT_ROUNDS,
     TableHandlers,
@@ -74,6 +78,9 @@ from ledger.tables.players import credit as wallet_credit
 from ledger.unit_of_work import UnitOfWork
 
 MAX_ACTIONS = 100_000
+
+_WINDOWS = (Phase.BETTING, Phase.INSURANCE, Phase.STEP)
+"""The phases whose close a command that arrived in time holds (:meth:`TableRunner._held`)."""
 
 
 def game_code(now: datetime) -> str:
@@ -464,6 +471,8 @@ class TableRunner:
             if not self._someone_bet(rnd):
                 return None
             return f"{key}:start", tc.StartBetting(name, number, at)
+        if due and rnd.phase in _WINDOWS and self._held(rnd, now):
+            return None  # commands that arrived in time still wait for their batch
         if rnd.phase is Phase.BETTING:
             return (f"{key}:deal", tc.DealRound(name, number, at)) if due else None
         when = "due" if due else "early"
@@ -480,6 +489,19 @@ class TableRunner:
                 return f"{number}:settle-batch:{b}", tc.SettleBatch(name, number, at, b)
             return f"{key}:settle", tc.FinishRound(name, number, at)
         return None
+
+    def _held(self, rnd: TableRound, now: datetime) -> bool:
+        """Whether the window's close waits: a command that arrived before its deadline
+        still waits in this process's intake (:mod:`ledger.tables.arrivals`), and the
+        deadline is less than :data:`MAX_HOLD` past its grace."""
+        arrivals = self.app.table_arrivals
+        if arrivals is None or rnd.deadline is None:
+            return False
+        deadline = parse_time(rnd.deadline)
+        grace = timedelta(milliseconds=rnd.settings.grace_ms)
+        if now >= deadline + grace + MAX_HOLD:
+            return False
+        return arrivals.waiting_before(self.table, deadline)
 
     def _someone_bet(self, rnd: TableRound) -> bool:
         """Whether a seat of this waiting round holds a main bet. Asked every tick while

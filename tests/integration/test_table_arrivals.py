@@ -1,0 +1,205 @@
+"""A table command is judged by when it arrived (:mod:`ledger.tables.arrivals`), both
+stores: a bet or a decision that arrived before its window's deadline and ran after it is
+taken; one that arrived at or after the deadline is refused and changes nothing; the
+runner holds a window past its deadline while such a command waits in the process's
+intake, for at most ``MAX_HOLD``; the intake of the edge stamps every command and forgets
+it once answered."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from api.table_intake import TableQueue
+from audit_cli.main import main as audit_cli
+from ledger.tables import commands as tc
+from ledger.tables import intake, views
+from ledger.tables.arrivals import MAX_HOLD, Arrivals
+from ledger.tables.context import parse_time
+from ledger.tables.errors import BettingClosed, StepClosed
+from ledger.tables.intake import Item, apply
+from tests.conftest import Store
+from tests.helpers import raw_rows
+from tests.integration.table_helpers import CONFIG, T0, Live, a_seed_that_stops_at_a_step
+
+MS = timedelta(milliseconds=1)
+
+
+def _deadline(live: Live) -> datetime:
+    rnd = views.current_round(live.app, views.table(live.app, "T1"))
+    assert rnd is not None and rnd.deadline is not None
+    return parse_time(rnd.deadline)
+
+
+def _phase(live: Live) -> str:
+    rnd = views.current_round(live.app, views.table(live.app, "T1"))
+    assert rnd is not None
+    return rnd.phase.value
+
+
+def test_a_bet_is_judged_by_its_arrival_not_by_when_it_ran(store: Store, tmp_path: Path) -> None:
+    live = Live(store, config=dict(CONFIG))
+    on_time, late, unstamped = live.player("on-time"), live.player("late"), live.player("none")
+    live.tick()
+    deadline = _deadline(live)
+    live.clock.advance(CONFIG["betting_ms"] + 2_000)  # the batch runs 2 s after the deadline
+    before = raw_rows(store)
+    outcomes = apply(
+        live.app,
+        [
+            Item("a", tc.PlaceBet(on_time, "T1", "main", 100), arrived=deadline - MS),
+            Item("b", tc.PlaceBet(late, "T1", "main", 100), arrived=deadline),
+            Item("c", tc.PlaceBet(unstamped, "T1", "main", 100)),  # judged as it runs
+        ],
+    )
+    assert outcomes[0].unwrap().bets == {"main": 100}
+    assert isinstance(outcomes[1].error, BettingClosed)
+    assert isinstance(outcomes[2].error, BettingClosed)
+    after = raw_rows(store)
+    assert after[: len(before)] == before
+    touched = {r[1] for r in after[len(before) :]}
+    for refused in (late, unstamped):  # nothing of the refused sessions was written
+        assert refused not in touched
+    for _ in range(12):  # the round dealt and played out by its timers: the books verify
+        live.tick(10_000)
+    genesis = live.app.key_history.genesis_fingerprint
+    live.app.close()
+    args = ["verify", "--db", store.db, "--pin", genesis, "--balances", "--jobs", "1"]
+    assert audit_cli(args) == 0
+
+
+def test_a_decision_is_judged_by_its_arrival_and_only_in_its_open_step(store: Store) -> None:
+    live = Live(store, config=dict(CONFIG), seeds=(a_seed_that_stops_at_a_step(CONFIG),))
+    a, b, c = live.player("a"), live.player("b"), live.player("c")
+    live.tick()
+    for s in (a, b, c):
+        live.bet(s, "main", 100)
+    live.tick(CONFIG["betting_ms"])  # dealt: step 1 open
+    assert _phase(live) == "step"
+    deadline = _deadline(live)
+    live.clock.advance(CONFIG["step_ms"] + 1_000)
+    outcomes = apply(
+        live.app,
+        [
+            Item("da", tc.TableDecide(a, "T1", 1, "stand"), arrived=deadline - MS),
+            Item("db", tc.TableDecide(b, "T1", 1, "stand"), arrived=deadline),
+            Item("dc", tc.TableDecide(c, "T1", 1, "stand")),
+        ],
+    )
+    assert outcomes[0].unwrap().decisions["1"][0] == "stand"
+    assert isinstance(outcomes[1].error, StepClosed)
+    assert isinstance(outcomes[2].error, StepClosed)
+    live.tick()  # the step closes: b and c get the automatic action
+    rnd = views.current_round(live.app, views.table(live.app, "T1"))
+    assert rnd is not None and (rnd.phase.value != "step" or rnd.step != 1)
+    # once the runner has closed the step, a stamp before its deadline does not reopen it
+    again = apply(live.app, [Item("db2", tc.TableDecide(b, "T1", 1, "hit"), arrived=deadline - MS)])
+    assert isinstance(again[0].error, StepClosed)
+
+
+def test_the_runner_holds_a_window_for_a_command_that_arrived_in_time(store: Store) -> None:
+    live = Live(store, config=dict(CONFIG))
+    player = live.player("p")
+    live.tick()
+    arrivals = live.app.table_arrivals
+    assert isinstance(arrivals, Arrivals)
+    deadline = _deadline(live)
+    live.clock.now = deadline - MS
+    stamp = arrivals.enter("T1")  # arrived 1 ms before the deadline, not yet run
+    assert live.tick(CONFIG["betting_ms"]) == []  # past the deadline: held, nothing dealt
+    assert _phase(live) == "betting"
+    bet = apply(live.app, [Item("held", tc.PlaceBet(player, "T1", "main", 100), arrived=stamp)])
+    assert bet[0].unwrap().bets == {"main": 100}
+    arrivals.leave("T1", stamp)
+    assert live.tick() != []  # answered: the runner deals
+    assert _phase(live) in {"step", "insurance", "settling", "dealer"}
+
+
+def test_the_hold_ends_after_max_hold(store: Store) -> None:
+    live = Live(store, config=dict(CONFIG))
+    live.player("p")
+    live.tick()
+    arrivals = live.app.table_arrivals
+    assert arrivals is not None
+    deadline = _deadline(live)
+    live.clock.now = deadline - MS
+    arrivals.enter("T1")  # a command stuck in the intake, never answered
+    live.clock.now = deadline + MAX_HOLD - MS  # grace is 0 in CONFIG
+    assert live.tick() == []
+    live.clock.now = deadline + MAX_HOLD
+    assert live.tick() != []  # the hold is over: the window closes (no bet: it waits)
+    assert _phase(live) == "betting"
+    rnd = views.current_round(live.app, views.table(live.app, "T1"))
+    assert rnd is not None and rnd.deadline is None
+
+
+def test_a_command_that_arrived_after_the_deadline_does_not_hold_the_window(store: Store) -> None:
+    live = Live(store, config=dict(CONFIG))
+    live.player("p")
+    live.tick()
+    arrivals = live.app.table_arrivals
+    assert arrivals is not None
+    deadline = _deadline(live)
+    live.clock.now = deadline
+    arrivals.enter("T1")
+    assert live.tick() != []  # closed at once: no command that arrived in time waits
+
+
+def test_the_edge_intake_stamps_each_command_and_forgets_it_once_answered(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    live = Live(store, config=dict(CONFIG))
+    players = [live.player(f"p{i}") for i in range(3)]
+    live.tick()
+    arrivals = live.app.table_arrivals
+    assert arrivals is not None
+    seen: list[tuple[int, list[object]]] = []
+
+    def watched(app: object, items: list[Item]) -> object:
+        seen.append((arrivals.waiting("T1"), [item.arrived for item in items]))
+        return apply(live.app, items)
+
+    monkeypatch.setattr(intake, "apply", watched)
+    queue = TableQueue(live.app)
+
+    async def play() -> list[tc.SeatChanged]:
+        return await asyncio.gather(
+            *(
+                queue.submit(Item(f"e{i}", tc.PlaceBet(s, "T1", "main", 100)))
+                for i, s in enumerate(players)
+            )
+        )
+
+    results = asyncio.run(play())
+    assert [r.bets for r in results] == [{"main": 100}] * 3
+    assert seen and all(stamp == T0 for _, stamps in seen for stamp in stamps)
+    assert seen[0][0] == len(seen[0][1])  # a batch's commands wait while it runs
+    assert arrivals.waiting("T1") == 0  # every one answered: nothing holds the window
+
+
+def test_arrivals_count_each_stamp_and_the_oldest_decides() -> None:
+    clock_times = [T0, T0, T0 + MS]
+    arrivals = Arrivals(lambda: clock_times.pop(0))
+    first, second, third = arrivals.enter("T"), arrivals.enter("T"), arrivals.enter("T")
+    assert first == second == T0 and arrivals.waiting("T") == 3
+    assert arrivals.waiting_before("T", T0 + MS) and not arrivals.waiting_before("T", T0)
+    arrivals.leave("T", first)
+    assert arrivals.waiting_before("T", T0 + MS)  # the second stamp at T0 still waits
+    arrivals.leave("T", second)
+    assert not arrivals.waiting_before("T", T0 + MS)
+    arrivals.leave("T", third)
+    arrivals.leave("T", third)  # an extra leave is ignored
+    assert arrivals.waiting("T") == 0 and not arrivals.waiting_before("T", T0 + MS * 10)
+    assert not arrivals.waiting_before("other", T0 + MS)
+
+
+def test_a_command_sent_alone_is_judged_when_it_runs(store: Store) -> None:
+    live = Live(store, config=dict(CONFIG))
+    player = live.player("p")
+    live.tick()
+    live.clock.advance(CONFIG["betting_ms"])
+    with pytest.raises(BettingClosed):
+        live.bet(player, "main", 100)
