@@ -152,6 +152,7 @@ class TableRunners:
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
+            self.share_holds()
             if not self.turn():
                 continue
             try:
@@ -166,6 +167,14 @@ class TableRunners:
                     self._last_error[""] = text
             else:
                 self._last_error.pop("", None)
+
+    def share_holds(self) -> None:
+        """Tell the other workers which of this process's table commands still wait
+        (:mod:`ledger.tables.holds`; PostgreSQL only), every interval whether or not this
+        process runs the tables."""
+        holds = self.app.table_holds
+        if holds is not None:
+            holds.sync()
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop after the current tick (its commands complete) and wait for it."""

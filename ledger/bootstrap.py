@@ -45,6 +45,7 @@ from ledger.tables.context import (
     last_position,
     seat_index,
 )
+from ledger.tables.holds import holds_for
 from ledger.tables.operator import Operator
 from ledger.tables.players import Players, guard_close
 from ledger.tables.runner import RunnerSteps
@@ -111,6 +112,9 @@ def bootstrap(
     )
     app.table_statistics = LiveStatistics(app)
     app.table_arrivals = Arrivals(clock)
+    app.table_holds = holds_for(app.recorder, app.table_arrivals)
+    if app.table_holds is not None:
+        app.on_close.append(app.table_holds.close)
     presence = Presence(players.seat_connected, players.seat_disconnected)
     settings = app.settings
     chat = Chat(

@@ -75,6 +75,7 @@ from ledger.settings import APP_NAME, Settings
 from ledger.snapshots import SnapshotStore, Snapshotter, construct_store
 from ledger.store import SigningEventStore, VerifyingMapper, bound_waits
 from ledger.tables.arrivals import Arrivals
+from ledger.tables.holds import SharedHolds
 from ledger.transcoder import OrjsonTranscoder
 from ledger.unit_of_work import UnitOfWork
 
@@ -108,6 +109,7 @@ class Casino(Application[UUID]):
         self.seamless: Any = None  # a ledger.seamless.compose.Seamless, when composed
         self.table_statistics: Any = None  # ledger.tables.views.LiveStatistics (bootstrap)
         self.table_arrivals: Arrivals | None = None  # the tables' intake stamps (bootstrap)
+        self.table_holds: SharedHolds | None = None  # other workers' stamps (PostgreSQL)
         self._closed = False
         # Group commit (ledger.group_commit): the commands waiting, and whether a batch runs.
         self._queue_lock = threading.Lock()

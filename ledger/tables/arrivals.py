@@ -16,12 +16,13 @@ window the runner closed refuses it, as before), and the runner's close still re
 seat after every held command has committed. A command is stamped when it reaches the
 intake, after its socket message or HTTP request has been read and authorised; the time
 it spent before that (the kernel's buffers, the event loop) is not seen. The hold is this
-process's: with ``serve --workers N`` the runner does not see another worker's intake, and a
-command waiting there for longer than the grace is refused as before.
+process's; on PostgreSQL the other workers' are seen through advisory locks
+(:mod:`ledger.tables.holds`).
 """
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -48,12 +49,16 @@ class Arrivals:
         self.clock = clock
         self._lock = threading.Lock()
         self._waiting: dict[str, Counter[datetime]] = {}
+        self._seconds: Counter[tuple[str, int]] = Counter()
+        """Waiting commands per (table, whole second of their arrival since the epoch):
+        what the other workers are told (:mod:`ledger.tables.holds`)."""
 
     def enter(self, table: str) -> datetime:
         """Stamp a command for ``table`` now and count it as waiting; its stamp."""
         with self._lock:
             at = self.clock()
             self._waiting.setdefault(table, Counter())[at] += 1
+            self._seconds[table, second_of(at)] += 1
             return at
 
     def leave(self, table: str, at: datetime) -> None:
@@ -67,6 +72,10 @@ class Arrivals:
                 del waiting[at]
             if not waiting:
                 del self._waiting[table]
+            key = (table, second_of(at))
+            self._seconds[key] -= 1
+            if self._seconds[key] <= 0:
+                del self._seconds[key]
 
     def waiting_before(self, table: str, deadline: datetime) -> bool:
         """Whether a command for ``table`` that arrived before ``deadline`` still waits."""
@@ -74,10 +83,20 @@ class Arrivals:
             waiting = self._waiting.get(table)
             return waiting is not None and min(waiting) < deadline
 
+    def seconds(self) -> set[tuple[str, int]]:
+        """The (table, second of arrival) of every waiting command."""
+        with self._lock:
+            return set(self._seconds)
+
     def waiting(self, table: str) -> int:
         """How many commands for ``table`` wait (for tests and the metrics)."""
         with self._lock:
             return sum(self._waiting.get(table, Counter()).values())
+
+
+def second_of(at: datetime) -> int:
+    """The whole second since the epoch ``at`` falls in."""
+    return math.floor(at.timestamp())
 
 
 def judged_at(handler: Callable[..., R], at: datetime) -> Callable[..., R]:

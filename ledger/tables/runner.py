@@ -492,8 +492,9 @@ class TableRunner:
 
     def _held(self, rnd: TableRound, now: datetime) -> bool:
         """Whether the window's close waits: a command that arrived before its deadline
-        still waits in this process's intake (:mod:`ledger.tables.arrivals`), and the
-        deadline is less than :data:`MAX_HOLD` past its grace."""
+        still waits in this process's intake (:mod:`ledger.tables.arrivals`) or, on
+        PostgreSQL, in another worker's (:mod:`ledger.tables.holds`), and the deadline is
+        less than :data:`MAX_HOLD` past its grace."""
         arrivals = self.app.table_arrivals
         if arrivals is None or rnd.deadline is None:
             return False
@@ -501,7 +502,10 @@ class TableRunner:
         grace = timedelta(milliseconds=rnd.settings.grace_ms)
         if now >= deadline + grace + MAX_HOLD:
             return False
-        return arrivals.waiting_before(self.table, deadline)
+        if arrivals.waiting_before(self.table, deadline):
+            return True
+        holds = self.app.table_holds
+        return holds is not None and holds.elsewhere_before(self.table, deadline)
 
     def _someone_bet(self, rnd: TableRound) -> bool:
         """Whether a seat of this waiting round holds a main bet. Asked every tick while

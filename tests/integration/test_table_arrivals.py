@@ -11,9 +11,11 @@ import asyncio
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from api.table_intake import TableQueue
+from api.table_runners import TableRunners
 from audit_cli.main import main as audit_cli
 from ledger.tables import commands as tc
 from ledger.tables import intake, views
@@ -21,7 +23,7 @@ from ledger.tables.arrivals import MAX_HOLD, Arrivals
 from ledger.tables.context import parse_time
 from ledger.tables.errors import BettingClosed, StepClosed
 from ledger.tables.intake import Item, apply
-from tests.conftest import Store
+from tests.conftest import PG_URL, Store
 from tests.helpers import raw_rows
 from tests.integration.table_helpers import CONFIG, T0, Live, a_seed_that_stops_at_a_step
 
@@ -203,3 +205,75 @@ def test_a_command_sent_alone_is_judged_when_it_runs(store: Store) -> None:
     live.clock.advance(CONFIG["betting_ms"])
     with pytest.raises(BettingClosed):
         live.bet(player, "main", 100)
+
+
+def test_the_runner_holds_a_window_for_a_command_waiting_in_another_worker(
+    store: Store,
+) -> None:
+    """Two applications on one log (two workers): the runner of the first holds the
+    betting window while the second's intake holds a bet that arrived in time, and deals
+    once it is answered; on SQLite (one process) there is nothing to share."""
+    live = Live(store, config=dict(CONFIG))
+    if store.kind == "sqlite":
+        assert live.app.table_holds is None
+        return
+    player = live.player("p")
+    live.tick()
+    other = live.open()  # the second worker: same log, same clock
+    assert other.table_holds is not None and other.table_arrivals is not None
+    deadline = _deadline(live)
+    live.clock.now = deadline - MS
+    stamp = other.table_arrivals.enter("T1")
+    TableRunners(other).share_holds()  # the tables' thread does it every interval
+    assert other.table_holds.held
+    live.clock.now = deadline + timedelta(seconds=2)  # past the grace: the runner looks
+    assert live.runner.tick(live.clock.now) == []
+    assert _phase(live) == "betting"
+    bet = apply(other, [Item("w2", tc.PlaceBet(player, "T1", "main", 100), arrived=stamp)])
+    assert bet[0].unwrap().bets == {"main": 100}
+    other.table_arrivals.leave("T1", stamp)
+    other.table_holds.sync()  # the lock goes with the last waiting command
+    assert not other.table_holds.held
+    assert live.runner.tick(live.clock.now) != []
+    assert _phase(live) != "betting"
+
+
+def test_another_workers_hold_ends_with_max_hold_and_with_its_connection(store: Store) -> None:
+    live = Live(store, config=dict(CONFIG))
+    if store.kind == "sqlite":
+        assert live.app.table_holds is None
+        return
+    live.player("p")
+    live.tick()
+    other = live.open()
+    assert other.table_holds is not None and other.table_arrivals is not None
+    deadline = _deadline(live)
+    live.clock.now = deadline - MS
+    other.table_arrivals.enter("T1")  # stuck: never answered
+    other.table_holds.sync()
+    live.clock.now = deadline + MAX_HOLD - MS
+    assert live.runner.tick(live.clock.now) == []
+    # the worker dies: its connection, and the locks with it
+    kept = other.table_holds._kept
+    assert kept is not None
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute("SELECT pg_terminate_backend(%s)", (kept[1].info.backend_pid,))
+    assert live.runner.tick(live.clock.now) != []  # closed before MAX_HOLD: nobody holds
+
+
+def test_a_late_command_elsewhere_holds_only_within_its_second(store: Store) -> None:
+    """A command that arrived after the deadline, in a later second, holds nothing."""
+    live = Live(store, config=dict(CONFIG))
+    if store.kind == "sqlite":
+        assert live.app.table_holds is None
+        return
+    live.player("p")
+    live.tick()
+    other = live.open()
+    assert other.table_holds is not None and other.table_arrivals is not None
+    deadline = _deadline(live)
+    live.clock.now = deadline + timedelta(seconds=1)
+    other.table_arrivals.enter("T1")
+    other.table_holds.sync()
+    assert other.table_holds.held
+    assert live.runner.tick(live.clock.now) != []
