@@ -89,7 +89,7 @@ class Arrivals:
             return set(self._seconds)
 
     def waiting(self, table: str) -> int:
-        """How many commands for ``table`` wait (for tests and the metrics)."""
+        """How many commands for ``table`` wait."""
         with self._lock:
             return sum(self._waiting.get(table, Counter()).values())
 
