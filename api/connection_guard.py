@@ -12,11 +12,12 @@ This is uvicorn's httptools protocol (the parser ``croupier serve`` runs) with:
 - a cap on open connections per peer address and in all (``max_connections_per_address``,
   ``max_connections``, the latter never above the descriptor limit less
   :data:`FD_RESERVE`). A connection beyond either is not served: it waits in one of
-  :data:`REFUSAL_SLOTS` slots (for a newcomer, the oldest that has sent part of a request
-  is dropped, else the oldest) at most :data:`REFUSAL_GRACE_SECONDS` for its headers, and
-  is then answered ``503 too-many-connections`` with ``Retry-After`` and closed, unless it
-  asks for ``GET /health``, which is answered: a load balancer's probe still gets through
-  (one whose request is already in when it is accepted takes no slot at all).
+  :data:`REFUSAL_SLOTS` slots (beyond them, once the event loop's pass of accepts is
+  done, the oldest that has sent part of a request is dropped, else the oldest) at most
+  :data:`REFUSAL_GRACE_SECONDS` for its headers, and is then answered ``503
+  too-many-connections`` with ``Retry-After`` and closed, unless it asks for ``GET
+  /health``, which is answered: a load balancer's probe still gets through (one whose
+  request is already in when it is accepted takes no slot at all).
 
 A trusted proxy's connections (``trusted_proxies``) count in all but not per address:
 behind it every client shares its address.
@@ -98,6 +99,7 @@ class Admission:
         self.total = 0
         self.by_address: dict[str, int] = {}
         self.waiting: OrderedDict[GuardedProtocol, None] = OrderedDict()
+        self._trim_due = False
 
     def admit(self, address: str) -> bool:
         """Count a new connection from ``address`` in, if it is within both caps."""
@@ -119,20 +121,44 @@ class Admission:
             del self.by_address[address]
 
     def hold(self, conn: GuardedProtocol) -> None:
-        """A refused connection waits for its headers in a slot. When all are taken, one
-        makes way: the oldest that has sent part of a request (a client that sends its
-        headers piecemeal is slow on purpose; a probe sends them at once), else the
-        oldest."""
-        while len(self.waiting) >= REFUSAL_SLOTS:
-            slow = next((c for c in self.waiting if c.begun), None)
-            if slow is None:  # none has begun: the oldest, but not a probe whose request
-                # arrived after its accept (in a burst of accepts its bytes are not read yet)
-                slow = next((c for c in self.waiting if not _probing(c)), None)
-            if slow is None:
-                slow = next(iter(self.waiting))
+        """A refused connection waits for its headers in a slot. When more wait than
+        there are slots, the excess makes way (:meth:`trim`) once the connections
+        accepted in this pass of the event loop have all been seen: a burst of accepts
+        (an attacker's reconnections, hundreds at once) is accepted before any of them is
+        read, and a health probe among them whose request had not reached the socket when
+        it was accepted has until then to show it (every one of them is open already, so
+        waiting that long holds no descriptor more)."""
+        self.waiting[conn] = None
+        if len(self.waiting) <= REFUSAL_SLOTS or self._trim_due:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a unit test): at once
+            self.trim()
+            return
+        self._trim_due = True
+        loop.call_soon(self.trim)
+
+    def trim(self) -> None:
+        """Drop the connections beyond the slots: first those that have sent part of a
+        request (a client that sends its headers piecemeal is slow on purpose; a probe
+        sends them at once), then the oldest that is not a health probe whose request
+        arrived after its accept (its bytes are not read yet), then the oldest."""
+        self._trim_due = False
+        excess = len(self.waiting) - REFUSAL_SLOTS
+        if excess <= 0:
+            return
+        victims = [c for c in self.waiting if c.begun][:excess]
+        if len(victims) < excess:
+            quiet = [c for c in self.waiting if not c.begun]
+            silent = [c for c in quiet if not _probing(c)]  # one look at each
+            victims += silent[: excess - len(victims)]
+            if len(victims) < excess:
+                chosen = set(victims)
+                victims += [c for c in quiet if c not in chosen][: excess - len(victims)]
+        for slow in victims:
             del self.waiting[slow]
             slow.drop()
-        self.waiting[conn] = None
 
     def unhold(self, conn: GuardedProtocol) -> None:
         self.waiting.pop(conn, None)

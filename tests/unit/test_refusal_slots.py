@@ -6,6 +6,7 @@ not dropped."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from collections.abc import Iterator
 from typing import Any
@@ -79,3 +80,38 @@ def test_one_that_has_begun_a_request_makes_way_first(
     waiting[5].begun = True  # a byte a second: slow on purpose
     admission.hold(connection(pairs))
     assert [i for i, c in enumerate(waiting) if c.dropped] == [5]
+
+
+def test_in_a_burst_of_accepts_a_probe_has_until_the_burst_is_seen_to_show_its_request(
+    pairs: list[tuple[socket.socket, socket.socket]],
+) -> None:
+    """An attacker's reconnections arrive hundreds at once and are all accepted before any
+    is read; a probe accepted among them whose request reached the socket only after its
+    accept is not dropped, because the slots are trimmed once the whole burst has been
+    seen (with the slots trimmed at each accept it was: the oldest silent one)."""
+    admission = Admission(10, 1, None)  # type: ignore[arg-type]
+    settled = [connection(pairs) for _ in range(REFUSAL_SLOTS)]
+    for c in settled:
+        c.begun = True  # held before the burst, a byte sent since: slow on purpose
+
+    async def burst() -> tuple[Conn, list[Conn]]:
+        for c in settled:
+            admission.hold(c)
+        probe = connection(pairs)
+        admission.hold(probe)  # accepted with nothing in yet
+        probe_client = pairs[-1][1]
+        newcomers = [connection(pairs) for _ in range(3 * REFUSAL_SLOTS)]
+        for c in newcomers:
+            admission.hold(c)
+        assert not probe.dropped and len(admission.waiting) > REFUSAL_SLOTS  # not yet
+        probe_client.sendall(HEALTH_PROBE + b" HTTP/1.1\r\nHost: x\r\n\r\n")  # it comes
+        await asyncio.sleep(0)  # the loop's next pass: the trim
+        return probe, newcomers
+
+    probe, newcomers = asyncio.run(burst())
+    assert not probe.dropped
+    assert len(admission.waiting) == REFUSAL_SLOTS
+    assert all(c.dropped for c in settled)  # the slow ones made way first
+    dropped = [c.dropped for c in newcomers]
+    # then the oldest silent ones: the newest stay
+    assert dropped == [True] * (2 * REFUSAL_SLOTS + 1) + [False] * (REFUSAL_SLOTS - 1)
