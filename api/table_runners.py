@@ -172,9 +172,18 @@ class TableRunners:
         """Tell the other workers which of this process's table commands still wait
         (:mod:`ledger.tables.holds`; PostgreSQL only), every interval whether or not this
         process runs the tables."""
-        holds = self.app.table_holds
-        if holds is not None:
+        holds = getattr(self.app, "table_holds", None)
+        if holds is None:
+            return
+        try:
             holds.sync()
+        except Exception as e:  # never the tables' thread's end: logged once, tried again
+            text = f"{type(e).__name__}: {e}"
+            if self._last_error.get("holds") != text:
+                log.warning("table runners: sharing the intake's holds failed: %s", text)
+                self._last_error["holds"] = text
+        else:
+            self._last_error.pop("holds", None)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop after the current tick (its commands complete) and wait for it."""

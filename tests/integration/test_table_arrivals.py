@@ -178,7 +178,7 @@ def test_the_edge_intake_stamps_each_command_and_forgets_it_once_answered(
     results = asyncio.run(play())
     assert [r.bets for r in results] == [{"main": 100}] * 3
     assert seen and all(stamp == T0 for _, stamps in seen for stamp in stamps)
-    assert seen[0][0] == len(seen[0][1])  # a batch's commands wait while it runs
+    assert all(waiting >= len(stamps) for waiting, stamps in seen)  # a batch waits while it runs
     assert arrivals.waiting("T1") == 0  # every one answered: nothing holds the window
 
 
