@@ -116,6 +116,17 @@ class Live:
     def tick(self, ms: int = 0) -> list[str]:
         return self.runner.tick(self.clock.advance(ms))
 
+    def verify(self) -> int:
+        """Close the application and run ``audit-cli verify --pin --balances`` on its log:
+        the exit code (0: the log and the books verify)."""
+        from audit_cli.main import main as audit_cli
+
+        genesis = self.app.key_history.genesis_fingerprint
+        self.app.close()
+        return audit_cli(
+            ["verify", "--db", self.store.db, "--pin", genesis, "--balances", "--jobs", "1"]
+        )
+
 
 def plans_of(app: Casino, rnd: Any) -> list[SeatPlan]:
     """Every dealt seat's recorded inputs (bets, insurance, decisions, unfunded steps), as

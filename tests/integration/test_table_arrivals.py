@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime, timedelta
-from pathlib import Path
 
 import psycopg
 import pytest
 
 from api.table_intake import TableQueue
 from api.table_runners import TableRunners
-from audit_cli.main import main as audit_cli
+from ledger.casino import Casino
 from ledger.tables import commands as tc
 from ledger.tables import intake, views
 from ledger.tables.arrivals import MAX_HOLD, Arrivals
@@ -42,7 +41,22 @@ def _phase(live: Live) -> str:
     return rnd.phase.value
 
 
-def test_a_bet_is_judged_by_its_arrival_not_by_when_it_ran(store: Store, tmp_path: Path) -> None:
+def _two_workers(store: Store) -> tuple[Live, str, Casino] | None:
+    """A table with one player (its session) and its round open, and a second application
+    on the same log (a second worker: same log, same clock); None on SQLite, where there
+    is one process and nothing to share (checked here)."""
+    live = Live(store, config=dict(CONFIG), seeds=(a_seed_that_stops_at_a_step(CONFIG),))
+    if store.kind == "sqlite":
+        assert live.app.table_holds is None
+        return None
+    player = live.player("p")
+    live.tick()
+    other = live.open()
+    assert other.table_holds is not None and other.table_arrivals is not None
+    return live, player, other
+
+
+def test_a_bet_is_judged_by_its_arrival_not_by_when_it_ran(store: Store) -> None:
     live = Live(store, config=dict(CONFIG))
     on_time, late, unstamped = live.player("on-time"), live.player("late"), live.player("none")
     live.tick()
@@ -67,10 +81,7 @@ def test_a_bet_is_judged_by_its_arrival_not_by_when_it_ran(store: Store, tmp_pat
         assert refused not in touched
     for _ in range(12):  # the round dealt and played out by its timers: the books verify
         live.tick(10_000)
-    genesis = live.app.key_history.genesis_fingerprint
-    live.app.close()
-    args = ["verify", "--db", store.db, "--pin", genesis, "--balances", "--jobs", "1"]
-    assert audit_cli(args) == 0
+    assert live.verify() == 0
 
 
 def test_a_decision_is_judged_by_its_arrival_and_only_in_its_open_step(store: Store) -> None:
@@ -103,7 +114,7 @@ def test_a_decision_is_judged_by_its_arrival_and_only_in_its_open_step(store: St
 
 
 def test_the_runner_holds_a_window_for_a_command_that_arrived_in_time(store: Store) -> None:
-    live = Live(store, config=dict(CONFIG))
+    live = Live(store, config=dict(CONFIG), seeds=(a_seed_that_stops_at_a_step(CONFIG),))
     player = live.player("p")
     live.tick()
     arrivals = live.app.table_arrivals
@@ -116,8 +127,8 @@ def test_the_runner_holds_a_window_for_a_command_that_arrived_in_time(store: Sto
     bet = apply(live.app, [Item("held", tc.PlaceBet(player, "T1", "main", 100), arrived=stamp)])
     assert bet[0].unwrap().bets == {"main": 100}
     arrivals.leave("T1", stamp)
-    assert live.tick() != []  # answered: the runner deals
-    assert _phase(live) in {"step", "insurance", "settling", "dealer"}
+    assert live.tick() != []  # answered: the runner deals (a shoe that stops at a step)
+    assert _phase(live) == "step"
 
 
 def test_the_hold_ends_after_max_hold(store: Store) -> None:
@@ -213,13 +224,10 @@ def test_the_runner_holds_a_window_for_a_command_waiting_in_another_worker(
     """Two applications on one log (two workers): the runner of the first holds the
     betting window while the second's intake holds a bet that arrived in time, and deals
     once it is answered; on SQLite (one process) there is nothing to share."""
-    live = Live(store, config=dict(CONFIG))
-    if store.kind == "sqlite":
-        assert live.app.table_holds is None
+    workers = _two_workers(store)
+    if workers is None:
         return
-    player = live.player("p")
-    live.tick()
-    other = live.open()  # the second worker: same log, same clock
+    live, player, other = workers
     assert other.table_holds is not None and other.table_arrivals is not None
     deadline = _deadline(live)
     live.clock.now = deadline - MS
@@ -235,17 +243,14 @@ def test_the_runner_holds_a_window_for_a_command_waiting_in_another_worker(
     other.table_holds.sync()  # the lock goes with the last waiting command
     assert not other.table_holds.held
     assert live.runner.tick(live.clock.now) != []
-    assert _phase(live) != "betting"
+    assert _phase(live) == "step"  # dealt (a shoe that stops at a step)
 
 
 def test_another_workers_hold_ends_with_max_hold_and_with_its_connection(store: Store) -> None:
-    live = Live(store, config=dict(CONFIG))
-    if store.kind == "sqlite":
-        assert live.app.table_holds is None
+    workers = _two_workers(store)
+    if workers is None:
         return
-    live.player("p")
-    live.tick()
-    other = live.open()
+    live, _, other = workers
     assert other.table_holds is not None and other.table_arrivals is not None
     deadline = _deadline(live)
     live.clock.now = deadline - MS
@@ -263,13 +268,10 @@ def test_another_workers_hold_ends_with_max_hold_and_with_its_connection(store: 
 
 def test_a_late_command_elsewhere_holds_only_within_its_second(store: Store) -> None:
     """A command that arrived after the deadline, in a later second, holds nothing."""
-    live = Live(store, config=dict(CONFIG))
-    if store.kind == "sqlite":
-        assert live.app.table_holds is None
+    workers = _two_workers(store)
+    if workers is None:
         return
-    live.player("p")
-    live.tick()
-    other = live.open()
+    live, _, other = workers
     assert other.table_holds is not None and other.table_arrivals is not None
     deadline = _deadline(live)
     live.clock.now = deadline + timedelta(seconds=1)

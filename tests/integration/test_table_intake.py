@@ -18,7 +18,6 @@ from uuid import uuid4
 
 from prometheus_client import REGISTRY
 
-from audit_cli.main import main as audit_cli
 from games.errors import BetAboveMaximum
 from ledger import contracts
 from ledger.errors import IdempotencyConflict, SessionNotFound
@@ -197,10 +196,7 @@ def test_bets_after_the_window_are_refused_each_and_the_books_verify(
     assert all(isinstance(o.error, BettingClosed | SideBetWithoutMain) for o in late)
     for _ in range(12):  # every window to its deadline: automatic actions, settled
         live.tick(10_000)
-    genesis = live.app.key_history.genesis_fingerprint
-    live.app.close()
-    args = ["verify", "--db", store.db, "--pin", genesis, "--balances", "--jobs", "1"]
-    assert audit_cli(args) == 0
+    assert live.verify() == 0
 
 
 def _collisions(read_from: str) -> float:
