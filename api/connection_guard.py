@@ -13,11 +13,13 @@ This is uvicorn's httptools protocol (the parser ``croupier serve`` runs) with:
   ``max_connections``, the latter never above the descriptor limit less
   :data:`FD_RESERVE`). A connection beyond either is not served: it waits in one of
   :data:`REFUSAL_SLOTS` slots (beyond them, once the event loop's pass of accepts is
-  done, the oldest that has sent part of a request is dropped, else the oldest) at most
-  :data:`REFUSAL_GRACE_SECONDS` for its headers, and is then answered ``503
-  too-many-connections`` with ``Retry-After`` and closed, unless it asks for ``GET
-  /health``, which is answered: a load balancer's probe still gets through (one whose
-  request is already in when it is accepted takes no slot at all).
+  done, the one that has sent part of a request is dropped first, then the oldest
+  silent one; one silent for less than :data:`QUIET_GRACE_SECONDS` waits that moment
+  more, within :data:`QUIET_SLOTS`) at most :data:`REFUSAL_GRACE_SECONDS` for its
+  headers, and is then answered ``503 too-many-connections`` with ``Retry-After`` and
+  closed, unless it asks for ``GET /health``, which is answered: a load balancer's probe
+  still gets through (one whose request is already in when it is accepted takes no slot
+  at all).
 
 A trusted proxy's connections (``trusted_proxies``) count in all but not per address:
 behind it every client shares its address.
@@ -38,6 +40,7 @@ import json
 import logging
 import resource
 import socket
+import time
 from collections import OrderedDict
 from typing import Any
 
@@ -54,6 +57,9 @@ WS_MAX_BYTES = 64 * 1024  # a client's frame beyond this closes its socket (1009
 FD_RESERVE = 256  # descriptors kept for the store, log files, refusal slots and accept bursts
 REFUSAL_SLOTS = 64  # connections beyond a cap held at once while their headers arrive
 REFUSAL_GRACE_SECONDS = 2.0  # how long such a connection has to send its headers
+QUIET_GRACE_SECONDS = 0.25  # a connection that sent nothing yet is a probe's, this long
+QUIET_SLOTS = 64  # such connections held beyond the slots for that moment
+BEGUN, QUIET, YOUNG, PROBE = range(4)  # the order in which the excess makes way
 RETRY_AFTER_SECONDS = 1
 HEALTH_PATH = "/health"
 HEALTH_PROBE = b"GET /health"
@@ -99,7 +105,8 @@ class Admission:
         self.total = 0
         self.by_address: dict[str, int] = {}
         self.waiting: OrderedDict[GuardedProtocol, None] = OrderedDict()
-        self._trim_due = False
+        self._trim_due = False  # a trim after this pass of accepts
+        self._look_due = False  # a trim once the spared quiet connections' grace is over
 
     def admit(self, address: str) -> bool:
         """Count a new connection from ``address`` in, if it is within both caps."""
@@ -139,26 +146,44 @@ class Admission:
         self._trim_due = True
         loop.call_soon(self.trim)
 
-    def trim(self) -> None:
-        """Drop the connections beyond the slots: first those that have sent part of a
-        request (a client that sends its headers piecemeal is slow on purpose; a probe
-        sends them at once), then the oldest that is not a health probe whose request
-        arrived after its accept (its bytes are not read yet), then the oldest."""
+    def trim(self, now: float | None = None) -> None:
+        """Drop the connections beyond the slots, in this order (:func:`_rank`): those
+        that have sent part of a request that is not a health probe's (a client that
+        sends its headers piecemeal is slow on purpose; a probe sends them at once), then
+        the oldest that has sent nothing for :data:`QUIET_GRACE_SECONDS`. One that has
+        sent nothing for less is dropped only beyond :data:`QUIET_SLOTS` more (a probe's
+        request may be a moment behind its connection: the slots are looked at again
+        when the moment has passed); a probe whose request is in, last of all."""
         self._trim_due = False
         excess = len(self.waiting) - REFUSAL_SLOTS
         if excess <= 0:
             return
-        victims = [c for c in self.waiting if c.begun][:excess]
-        if len(victims) < excess:
-            quiet = [c for c in self.waiting if not c.begun]
-            silent = [c for c in quiet if not _probing(c)]  # one look at each
-            victims += silent[: excess - len(victims)]
-            if len(victims) < excess:
-                chosen = set(victims)
-                victims += [c for c in quiet if c not in chosen][: excess - len(victims)]
+        now = time.monotonic() if now is None else now
+        rank = {c: _rank(c, now) for c in self.waiting}  # one look at each
+        first = sorted(self.waiting, key=rank.__getitem__)[:excess]  # stable: oldest first
+        victims = [c for c in first if rank[c] < YOUNG]
+        spared = [c for c in first if rank[c] >= YOUNG]
+        victims += spared[: max(0, len(spared) - QUIET_SLOTS)]
         for slow in victims:
             del self.waiting[slow]
             slow.drop()
+        if len(self.waiting) > REFUSAL_SLOTS:
+            self._look_again()
+
+    def _look_again(self) -> None:
+        """Trim again once the young quiet connections spared now have had their grace."""
+        if self._look_due:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a unit test): the next hold trims
+            return
+        self._look_due = True
+        loop.call_later(QUIET_GRACE_SECONDS, self._looked_again)
+
+    def _looked_again(self) -> None:
+        self._look_due = False
+        self.trim()
 
     def unhold(self, conn: GuardedProtocol) -> None:
         self.waiting.pop(conn, None)
@@ -194,6 +219,7 @@ class GuardedProtocol(HttpToolsProtocol):
         self.admitted = False
         self.refused = False
         self.begun = False  # part of a request has arrived, not yet its whole headers
+        self.accepted = time.monotonic()
         self.deadline: asyncio.TimerHandle | None = None
 
     @property
@@ -334,10 +360,20 @@ SOCKET_LOG = logging.Logger("croupier.socket.protocol", logging.WARNING)
 SOCKET_LOG.parent = logging.getLogger("croupier")
 
 
-def _probing(conn: GuardedProtocol) -> bool:
-    """Whether ``conn`` has received a health probe's request, not read yet."""
+def _rank(conn: GuardedProtocol, now: float) -> int:
+    """Where ``conn`` stands when the refusal slots are trimmed (lowest goes first): it
+    has begun a request that is not a health probe's (read by the parser, or bytes
+    waiting in the socket), it has sent nothing for :data:`QUIET_GRACE_SECONDS` or less
+    long, or a probe's request has arrived, not read yet (accepted in a burst)."""
+    if conn.begun:
+        return BEGUN
     transport = getattr(conn, "transport", None)
-    return transport is not None and _peek(transport).startswith(HEALTH_PROBE)
+    head = b"" if transport is None else _peek(transport)
+    if head.startswith(HEALTH_PROBE):
+        return PROBE
+    if head:
+        return BEGUN
+    return QUIET if now - conn.accepted >= QUIET_GRACE_SECONDS else YOUNG
 
 
 def _peek(transport: asyncio.BaseTransport) -> bytes:
