@@ -27,7 +27,9 @@ layer's cost) and prints the ratio of HTTP to in-process rounds/s of that run. E
 closed loop is recorded (``bench/record.py``, ``bench/results/bench_http.jsonl``) with its
 in-process baseline when measured. ``--baseline-root DIR`` (another checkout, e.g. of the
 commit before a change) also runs, in each run, the same closed loop on a server started
-from DIR, and prints this server's rounds/s and CPU per round over the baseline's: on a
+from DIR, and the open loops at the rates offered to this server (the same arrivals: the
+two request p99s compare at one load), and prints this server's rounds/s and CPU per
+round over the baseline's: on a
 machine whose load moves from one minute to the next, a ratio of two servers measured
 side by side says more than either figure.
 
@@ -726,6 +728,31 @@ def bench_game(args: argparse.Namespace, game: str, store: str, workers: list[in
                             old = asyncio.run(
                                 closed_loop(base, pid, "c", args.clients, args.seconds)
                             )
+                            # The open loops at the rates offered to this server (not
+                            # the baseline's own saturation): the same arrivals, so the
+                            # two request p99s compare at one load.
+                            for k, fraction in enumerate(args.open_loop):
+                                rate = fraction * closed.rate
+                                opened = asyncio.run(
+                                    open_loop(
+                                        base,
+                                        pid,
+                                        f"o{k}-",
+                                        args.pool,
+                                        rate,
+                                        args.seconds,
+                                        run * 10 + k,
+                                    )
+                                )
+                                report(
+                                    f"run {run + 1}, workers {w}, baseline server, open"
+                                    f" {fraction:.0%} of this server's saturation"
+                                    f" ({rate:.1f} rounds/s offered)",
+                                    opened,
+                                )
+                                results[(w, f"baseline open {fraction:.0%}")].append(opened)
+                                tag = f"baseline_open_{round(fraction * 100)}"
+                                extra[tag + "_p99_ms"] = round(pct(opened.requests(), 0.99), 2)
                     report(f"run {run + 1}, workers {w}, baseline server, closed", old)
                     results[(w, "baseline closed")].append(old)
                     cpu_now = closed.cpu["server"] / closed.rounds

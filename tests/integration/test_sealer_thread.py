@@ -5,6 +5,7 @@ sealer thread runs (an application used as a library)."""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 from typing import Any
@@ -70,3 +71,33 @@ def test_without_the_sealers_thread_the_thread_that_counted_seals(store: Store) 
     app.deposit("d1", "pia", 100)  # the third
     assert names == [threading.current_thread().name]
     assert _checkpoints(app) == before + 1
+
+
+def test_a_row_the_sealer_refuses_fails_no_command_that_counted(sqlite_store: Store) -> None:
+    """The seal the count asks for runs in the sealer's thread: a row it refuses is the
+    sealer's error (/health, the log), not the error of the committed command that
+    happened to be the thousandth (before, the writer sealed and that command, already
+    written, was answered with the refusal)."""
+    app = sqlite_store.open(checkpoint_every=3)
+    app.open_account("o0", "pia", "EUR")
+    app.seal()
+    app.sealer.start(3600.0)
+    try:
+        deadline = time.monotonic() + 10
+        while app.sealer.last_ok is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        # An upper-case copy of a row: a non-canonical row the sealer must refuse.
+        conn = sqlite3.connect(sqlite_store.data_dir / "casino.sqlite", isolation_level=None)
+        conn.execute(
+            "INSERT INTO stored_events SELECT upper(originator_id), originator_version, topic, "
+            "state FROM stored_events WHERE rowid = (SELECT max(rowid) FROM stored_events)"
+        )
+        conn.close()
+        app.deposit("d0", "pia", 100)
+        moved = app.deposit("d1", "pia", 100)  # the third command counted: a seal is due
+        assert moved.balance == 200
+        while app.sealer.last_error is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert app.sealer.last_error is not None and "non-canonical" in app.sealer.last_error
+    finally:
+        app.sealer.stop()
