@@ -146,7 +146,7 @@ class Admission:
         self._trim_due = True
         loop.call_soon(self.trim)
 
-    def trim(self, now: float | None = None) -> None:
+    def trim(self) -> None:
         """Drop the connections beyond the slots, in this order (:func:`_rank`): those
         that have sent part of a request that is not a health probe's (a client that
         sends its headers piecemeal is slow on purpose; a probe sends them at once), then
@@ -158,7 +158,7 @@ class Admission:
         excess = len(self.waiting) - REFUSAL_SLOTS
         if excess <= 0:
             return
-        now = time.monotonic() if now is None else now
+        now = time.monotonic()
         rank = {c: _rank(c, now) for c in self.waiting}  # one look at each
         first = sorted(self.waiting, key=rank.__getitem__)[:excess]  # stable: oldest first
         victims = [c for c in first if rank[c] < YOUNG]

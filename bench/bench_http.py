@@ -29,9 +29,8 @@ in-process baseline when measured. ``--baseline-root DIR`` (another checkout, e.
 commit before a change) also runs, in each run, the same closed loop on a server started
 from DIR, and the open loops at the rates offered to this server (the same arrivals: the
 two request p99s compare at one load), and prints this server's rounds/s and CPU per
-round over the baseline's: on a
-machine whose load moves from one minute to the next, a ratio of two servers measured
-side by side says more than either figure.
+round over the baseline's: on a machine whose load moves from one minute to the next, a
+ratio of two servers measured side by side says more than either figure.
 
 With N clients and no think time, latency is mostly queueing: by Little's law the mean
 is about N / (requests per second). The machine (2 cores here) runs the server, the load
@@ -728,6 +727,7 @@ def bench_game(args: argparse.Namespace, game: str, store: str, workers: list[in
                             old = asyncio.run(
                                 closed_loop(base, pid, "c", args.clients, args.seconds)
                             )
+                            report(f"run {run + 1}, workers {w}, baseline server, closed", old)
                             # The open loops at the rates offered to this server (not
                             # the baseline's own saturation): the same arrivals, so the
                             # two request p99s compare at one load.
@@ -753,7 +753,6 @@ def bench_game(args: argparse.Namespace, game: str, store: str, workers: list[in
                                 results[(w, f"baseline open {fraction:.0%}")].append(opened)
                                 tag = f"baseline_open_{round(fraction * 100)}"
                                 extra[tag + "_p99_ms"] = round(pct(opened.requests(), 0.99), 2)
-                    report(f"run {run + 1}, workers {w}, baseline server, closed", old)
                     results[(w, "baseline closed")].append(old)
                     cpu_now = closed.cpu["server"] / closed.rounds
                     cpu_old = old.cpu["server"] / old.rounds
