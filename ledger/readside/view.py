@@ -368,7 +368,8 @@ class View:
         found: list[Any] = []
         if self.postgres:
             kinds = {n: "bigint" if kind == INT else "text" for n, kind in table.columns}
-            arrays = ", ".join(f"?::{kinds[k]}[]" for k in table.key)
+            # in binary (%b): psycopg frames a text array in Python, an element at a time
+            arrays = ", ".join(f"%b::{kinds[k]}[]" for k in table.key)
             columns = [[key[i] for key in keys] for i in range(len(table.key))]
             text = (
                 f"SELECT {listed} FROM {name} WHERE ({', '.join(table.key)}) "
@@ -441,7 +442,7 @@ class View:
         name = self.table_names[table.name]
         if self.postgres:
             kinds = {n: "bigint" if kind == INT else "text" for n, kind in table.columns}
-            arrays = ", ".join(f"?::{kinds[k]}[]" for k in table.key)
+            arrays = ", ".join(f"%b::{kinds[k]}[]" for k in table.key)
             where = f"({', '.join(table.key)}) IN (SELECT * FROM unnest({arrays}))"
             columns = [[key[i] for key in keys] for i in range(len(table.key))]
             self.execute(c, f"DELETE FROM {name} WHERE {where}", columns)
