@@ -210,13 +210,19 @@ def _fresh(value: Any, memo: dict[int, Any]) -> Any:
         return done
     out: Any
     if kind is list:
-        out = memo[id(value)] = []
-        out.extend(v if type(v) in _SHARED else _fresh(v, memo) for v in value)
+        if _SHARED.issuperset(map(type, value)):  # a C loop: a 10,000-seat round's ids
+            out = list(value)
+        else:
+            out = memo[id(value)] = []
+            out.extend(v if type(v) in _SHARED else _fresh(v, memo) for v in value)
     elif kind is dict:
-        out = memo[id(value)] = {}
-        for k, v in value.items():
-            out[k] = v if type(v) in _SHARED else _fresh(v, memo)
-    elif (kind is tuple or kind is frozenset) and all(type(v) in _SHARED for v in value):
+        if _SHARED.issuperset(map(type, value.values())):
+            out = dict(value)
+        else:
+            out = memo[id(value)] = {}
+            for k, v in value.items():
+                out[k] = v if type(v) in _SHARED else _fresh(v, memo)
+    elif (kind is tuple or kind is frozenset) and _SHARED.issuperset(map(type, value)):
         out = value
     else:
         out = deepcopy(value, memo)

@@ -28,7 +28,8 @@ from eventsourcing.persistence import DatetimeAsISO, JSONTranscoder, StoredEvent
 
 from ledger.readside.projection import Event, Projector
 
-_PLAIN = (str, int, bool, type(None))
+_PLAIN = frozenset({str, int, bool, type(None)})
+_TEXT = frozenset({str})
 _JSON_NATIVE = (str, int, float, list, tuple, dict)
 
 
@@ -56,6 +57,10 @@ def payload_of(transcoder: JSONTranscoder) -> Callable[[Any], Mapping[str, Any]]
         if fast is not None:
             return {"_type_": fast[0], "_data_": fast[1](value)}
         if kind is dict:
+            if _TEXT.issuperset(map(type, value)) and _PLAIN.issuperset(
+                map(type, value.values())
+            ):  # C loops: most of an event's dicts hold only text and numbers
+                return dict(value)
             out = {}
             for k, v in value.items():
                 if type(k) is not str:
@@ -63,6 +68,8 @@ def payload_of(transcoder: JSONTranscoder) -> Callable[[Any], Mapping[str, Any]]
                 out[k] = v if type(v) in _PLAIN else plain(v)
             return out
         if kind is list or kind is tuple:
+            if _PLAIN.issuperset(map(type, value)):
+                return list(value)
             return [plain(v) for v in value]
         transcoding = types.get(kind)
         if transcoding is not None and not isinstance(value, _JSON_NATIVE):
