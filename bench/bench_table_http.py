@@ -70,7 +70,7 @@ event loop wakes from a 50 ms sleep, all the play: a late loop reads every answe
 ``--profile DIR`` (with one load generator process: it follows the phases) samples the
 server with py-spy (``record --format raw --gil``, 200 Hz,
 non-blocking: only the thread holding the GIL, so a thread waiting for PostgreSQL or a
-lock counts nothing) in two phases of the first round, one folded-stack file each
+lock counts nothing) in three phases of the first round, one folded-stack file each
 (``bench/table_budget.py`` turns it into the per-command budget of
 docs/performance/table-command-budget.md); ``--server-tree PATH`` runs another
 checkout's server (say, the commit before a change) under this load generator.
@@ -194,9 +194,10 @@ def cpu_of(pid: int) -> float:
 class Meter:
     """The CPU of the server and of its database's backends over the measured span
     (:meth:`start` to :meth:`stop`), and, with a profile path, py-spy's folded stacks of
-    two phases of the first round: ``bets`` (the players' start to the last bet
-    answered) and ``decisions`` (the first ``bets-closed`` received to the first
-    ``dealer-played``), each with the server's CPU and the commands answered in it."""
+    three phases of the first round: ``bets`` (the players' start to the last bet
+    answered), ``decisions`` (the first ``bets-closed`` received to the first
+    ``dealer-played``) and ``settlement`` (from there to the first ``round-settled``),
+    each with the server's CPU and the commands answered in it."""
 
     def __init__(self, server: int, db: str, profile: Path | None) -> None:
         self.server, self.db, self.profile = server, db, profile
@@ -372,6 +373,9 @@ class Bench:
                     self.meter.begin("decisions")
                 elif e.type == "dealer-played":
                     await asyncio.to_thread(self.meter.end, "decisions")
+                    self.meter.begin("settlement")
+                elif e.type == "round-settled":
+                    await asyncio.to_thread(self.meter.end, "settlement")
 
     async def bet(self, c: Client, code: str, deadline: str | None = None) -> None:
         """A main bet (and a side bet) on the round ``code``, whose window closes at

@@ -2,18 +2,20 @@
 the layers a bet or a decision passes through (issue 28, item 7).
 
 ``bench/bench_table_http.py --profile DIR`` writes, per run, ``<run>-bets.txt`` (the
-first round's betting: the players' start to the last bet answered) and
-``<run>-decisions.txt`` (the first ``bets-closed`` to the first ``dealer-played``), and
-records the server's CPU over each phase (``profile_bets_cpu_s``,
-``profile_decisions_cpu_s``) and the commands answered in it (``profile_bets``,
-``profile_decisions``). This script sorts every sample: first by what the thread was
-doing (the command path, the fan-out, the table runner, the read side, ...; the
-outermost frame that says so), then, on the command path, by the innermost frame that
-names a layer (signing, event encoding, the store's SQL, validation, ...). A sample whose
-innermost frame is a wait (psycopg waiting for PostgreSQL's answer, a lock, the event
-loop's select) is counted apart: py-spy's idle test misses some waits, and they are not
-CPU. The CPU of each layer is then the phase's measured CPU shared out by the layer's
-share of the CPU samples, per command answered in the phase:
+first round's betting: the players' start to the last bet answered),
+``<run>-decisions.txt`` (the first ``bets-closed`` to the first ``dealer-played``) and
+``<run>-settlement.txt`` (from there to the first ``round-settled``; give it the seats
+as its commands), and records the server's CPU over each phase
+(``profile_bets_cpu_s``, ``profile_decisions_cpu_s``, ``profile_settlement_cpu_s``) and
+the commands answered in the first two (``profile_bets``, ``profile_decisions``).
+This script sorts every sample: first by what the thread was doing (the command path,
+the fan-out, the table runner, the read side, ...; the outermost frame that says so),
+then, on the command path, by the innermost frame that names a layer (signing, event
+encoding, the store's SQL, validation, ...). A sample whose innermost frame is a wait
+(psycopg waiting for PostgreSQL's answer, a lock, the event loop's select) is counted
+apart: py-spy's idle test misses some waits, and they are not CPU. The CPU of each
+layer is then the phase's measured CPU shared out by the layer's share of the CPU
+samples, per command answered in the phase:
 
     PYTHONPATH=. python bench/table_budget.py DIR/RUN-bets.txt BETS CPU_S \\
         [DIR/RUN-decisions.txt DECISIONS CPU_S] [--json]
