@@ -178,7 +178,14 @@ class Sealer:
 
     def _seal_fenced(self) -> dict[str, Any] | None:
         for _ in range(10):
-            state = self._state or self._load()
+            state = self._state
+            if state is not None and self._exists(state.seq + 1):
+                # Another process sealed since this one last did (the workers of one
+                # server take turns at the fence): start from its checkpoint, not from
+                # this process's last one, or every row it covered is read, verified
+                # and hashed here again, only for the save to collide on its number.
+                state = None
+            state = state or self._load()
             tree, last_id = state.tree, state.last_notification_id
             history = self.app.key_history
             news = 0  # rows other than checkpoints

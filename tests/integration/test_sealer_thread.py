@@ -101,3 +101,42 @@ def test_a_row_the_sealer_refuses_fails_no_command_that_counted(sqlite_store: St
         assert app.sealer.last_error is not None and "non-canonical" in app.sealer.last_error
     finally:
         app.sealer.stop()
+
+
+def _rows_opened(app: Casino) -> list[int]:
+    """Record the notification id of each row of the log ``app`` opens from now on (an
+    aggregate's own events, which have none, are not counted)."""
+    opened: list[int] = []
+    mapper: Any = app.mapper
+    open_ = mapper.open
+
+    def counted(row: Any) -> Any:
+        if hasattr(row, "id"):
+            opened.append(row.id)
+        return open_(row)
+
+    mapper.open = counted
+    return opened
+
+
+def test_a_worker_that_seals_after_another_starts_from_the_others_checkpoint(
+    store: Store,
+) -> None:
+    """Two processes on one log take turns sealing (the fence); one that seals after the
+    other reads only the rows after the other's checkpoint, not every row since its own
+    last one (each read again was a verified signature and a hash, and the checkpoint
+    written from them collided on its number)."""
+    one, two = store.open(), store.open()
+    one.open_account("o0", "pia", "EUR")
+    assert two.seal() is not None  # the second process seals first: it holds its state
+    for i in range(20):
+        one.deposit(f"d{i}", "pia", 100)
+    first = one.seal()
+    assert first is not None
+    one.deposit("last", "pia", 100)
+    opened = _rows_opened(two)
+    second = two.seal()
+    assert second is not None and second["seq"] == first["seq"] + 1
+    # only what came after the first process's checkpoint: its own row and the deposit's
+    assert opened and min(opened) > int(first["last_notification_id"])
+    assert second["tree_size"] == int(first["tree_size"]) + len(opened)
