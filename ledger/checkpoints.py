@@ -156,8 +156,8 @@ class Sealer:
         """Count a command; every ``checkpoint_every`` commands, seal. While the timer's
         thread runs (``croupier serve``) it is woken to seal: the writer that counted
         answers its batch at once, instead of first hashing every row since the last
-        checkpoint (at hundreds of rounds a second, tens of milliseconds that every
-        command of the batch, and every one queued behind it, waited for)."""
+        checkpoint while the batch and every command queued behind it wait (the bench
+        did not show that wait in the CPU or the tail: docs/performance/request-path.md)."""
         self._commands += 1
         if self._commands >= self.app.settings.checkpoint_every:
             self._commands = 0
