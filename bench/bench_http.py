@@ -475,6 +475,29 @@ async def open_loop(
         return finish(time.perf_counter() - start, len(tasks), lat, sum(p.retries for p in made))
 
 
+def open_loops(
+    args: argparse.Namespace,
+    base: str,
+    pid: int,
+    run: int,
+    saturation: float,
+    heading: str,
+    of: str,
+) -> list[tuple[float, Run]]:
+    """Each open loop of ``--open-loop`` against the server at ``base``, at that fraction
+    of ``saturation`` (rounds/s; the same seed for a run's arrivals on either server),
+    each reported as "``heading`` F of ``of``"."""
+    out = []
+    for k, fraction in enumerate(args.open_loop):
+        rate = fraction * saturation
+        opened = asyncio.run(
+            open_loop(base, pid, f"o{k}-", args.pool, rate, args.seconds, run * 10 + k)
+        )
+        report(f"{heading} {fraction:.0%} of {of} ({rate:.1f} rounds/s offered)", opened)
+        out.append((fraction, opened))
+    return out
+
+
 async def solo(base: str, pid: int, tag: str, rounds: int) -> Run:
     async with AsyncExitStack() as stack:
         [p] = await players(stack, base, tag, 1)
@@ -696,19 +719,11 @@ def bench_game(args: argparse.Namespace, game: str, store: str, workers: list[in
                         phase = f"closed {args.clients}"
                         report(f"run {run + 1}, workers {w}, {phase} clients", closed)
                         results[(w, phase)].append(closed)
-                        for k, fraction in enumerate(args.open_loop):
-                            rate = fraction * closed.rate
-                            opened = asyncio.run(
-                                open_loop(
-                                    base, pid, f"o{k}-", args.pool, rate, args.seconds, run * 10 + k
-                                )
-                            )
+                        heading = f"run {run + 1}, workers {w}, open"
+                        for fraction, opened in open_loops(
+                            args, base, pid, run, closed.rate, heading, "saturation"
+                        ):
                             phase = f"open {fraction:.0%}"
-                            report(
-                                f"run {run + 1}, workers {w}, {phase} of saturation"
-                                f" ({rate:.1f} rounds/s offered)",
-                                opened,
-                            )
                             results[(w, phase)].append(opened)
                             tag = f"open_{round(fraction * 100)}"
                             extra[tag + "_rounds_per_s"] = round(opened.rate, 1)
@@ -731,25 +746,16 @@ def bench_game(args: argparse.Namespace, game: str, store: str, workers: list[in
                             # The open loops at the rates offered to this server (not
                             # the baseline's own saturation): the same arrivals, so the
                             # two request p99s compare at one load.
-                            for k, fraction in enumerate(args.open_loop):
-                                rate = fraction * closed.rate
-                                opened = asyncio.run(
-                                    open_loop(
-                                        base,
-                                        pid,
-                                        f"o{k}-",
-                                        args.pool,
-                                        rate,
-                                        args.seconds,
-                                        run * 10 + k,
-                                    )
-                                )
-                                report(
-                                    f"run {run + 1}, workers {w}, baseline server, open"
-                                    f" {fraction:.0%} of this server's saturation"
-                                    f" ({rate:.1f} rounds/s offered)",
-                                    opened,
-                                )
+                            heading = f"run {run + 1}, workers {w}, baseline server, open"
+                            for fraction, opened in open_loops(
+                                args,
+                                base,
+                                pid,
+                                run,
+                                closed.rate,
+                                heading,
+                                "this server's saturation",
+                            ):
                                 results[(w, f"baseline open {fraction:.0%}")].append(opened)
                                 tag = f"baseline_open_{round(fraction * 100)}"
                                 extra[tag + "_p99_ms"] = round(pct(opened.requests(), 0.99), 2)
