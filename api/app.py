@@ -53,6 +53,7 @@ from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.contracts import SignificantKind
 from ledger.readside.runner import Runner
+from ledger.runner_lease import lease_for
 from ledger.settings import Settings
 from ledger.significant import server_event
 
@@ -87,9 +88,15 @@ def create_app(
         runners: TableRunners | None = None
         if app.state.casino is None:
             owned = await to_thread.run_sync(bootstrap, settings)
+            # One process per log runs the live tables and the log's upkeep: the views'
+            # fold and runner, and the sealer's timer (ledger.runner_lease).
+            lease = lease_for(owned.recorder)
+            owned.sealer.on_duty = lease.holds_now
+            if owned.readside.commits is not None:
+                owned.readside.commits.on_duty = lease.holds_now
             owned.sealer.start(settings.checkpoint_interval_seconds)
             # The read side's views follow the log in the background (ledger.readside).
-            views = Runner(owned.readside, settings.readside_poll_seconds)
+            views = Runner(owned.readside, settings.readside_poll_seconds, lease.holds_now)
             views.start()
             owned.on_close.insert(0, views.stop)
             await to_thread.run_sync(server_event, owned, SignificantKind.SERVER_STARTED)
@@ -104,7 +111,7 @@ def create_app(
             created = await to_thread.run_sync(ensure_default_table, owned)
             if created is not None:
                 print(f"live table {created} created (Infinite Blackjack, EUR)", flush=True)
-            runners = TableRunners(owned)
+            runners = TableRunners(owned, lease=lease)
             runners.start()
             app.state.table_runners = runners  # api.metrics samples their tables' lag
             if owned.seamless is not None:  # roll back unknown debits, start the outbox

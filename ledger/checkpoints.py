@@ -36,6 +36,10 @@ PAGE = 2000
 log = logging.getLogger("croupier.sealer")
 
 
+def _always() -> bool:
+    return True
+
+
 def checkpoint_id(seq: int) -> UUID:
     return uuid5(NAMESPACE, f"checkpoint:{seq}")
 
@@ -111,6 +115,10 @@ class Sealer:
         # One sealer at a time per log across processes (ledger.sealer_fence).
         self.fence = fence_for(app.recorder)
         self.skipped = 0  # seals left to another process that held the fence
+        self.on_duty: Callable[[], bool] = _always
+        """Whether this process seals on its timer (:mod:`ledger.runner_lease`: with
+        several workers, the holder of the runners' lease); off duty, a tick only follows
+        the checkpoints another process writes. An explicit :meth:`seal` always seals."""
 
     def latest(self) -> Checkpoint | None:
         seq = self._latest_seq()
@@ -122,13 +130,15 @@ class Sealer:
     def _exists(self, seq: int) -> bool:
         return bool(list(self.app.recorder.select_events(checkpoint_id(seq), limit=1)))
 
-    def _latest_seq(self) -> int:
-        if not self._exists(1):
-            return 0
-        hi = 2
-        while self._exists(hi):
-            hi *= 2
-        lo = hi // 2  # lo exists, hi does not
+    def _latest_seq(self, known: int = 0) -> int:
+        """The newest checkpoint's number, searched from ``known`` (a number that exists,
+        0: from the start) by doubling steps, then halving."""
+        if not self._exists(known + 1):
+            return known
+        lo, step = known + 1, 1
+        while self._exists(lo + step):
+            lo, step = lo + step, step * 2
+        hi = lo + step  # lo exists, hi does not
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if self._exists(mid):
@@ -142,6 +152,16 @@ class Sealer:
         have written it); the view, or None if the log has none."""
         cp = self.latest()
         self.newest = None if cp is None else cp.view()
+        return self.newest
+
+    def follow(self) -> dict[str, Any] | None:
+        """:meth:`refresh` from the newest checkpoint known (a few lookups a tick, where
+        a search from the first costs two per doubling of the chain)."""
+        known = 0 if self.newest is None else int(self.newest["seq"])
+        seq = self._latest_seq(known)
+        if seq != known:
+            cp = self.get(seq)
+            self.newest = None if cp is None else cp.view()
         return self.newest
 
     def _load(self) -> _SealerState:
@@ -250,10 +270,13 @@ class Sealer:
         now: then read the checkpoint it wrote); a failure is logged once and kept in
         :attr:`last_error` (``/health``) until a tick succeeds."""
         try:
-            skipped = self.skipped
-            self.seal(wait=False)
-            if self.skipped != skipped or self.newest is None:
-                self.refresh()
+            if not self.on_duty():  # another process seals: know what it wrote
+                self.follow()
+            else:
+                skipped = self.skipped
+                self.seal(wait=False)
+                if self.skipped != skipped or self.newest is None:
+                    self.refresh()
         except Exception as e:  # retried at the next tick; logged and in /health
             metrics.SEALER_ERRORS.labels(self.cell).inc()
             message = f"{type(e).__name__}: {e}".replace("\n", " ")

@@ -1,4 +1,5 @@
-"""Which process runs the live tables' runners: one at a time per log, on PostgreSQL.
+"""Which process runs the live tables' runners and the log's upkeep (the views' fold and
+the sealer): one at a time per log, on PostgreSQL.
 
 Every runner action is a command with a wire-format request id, so two processes running
 the same table's runner never apply an action twice (the fence of
@@ -14,6 +15,21 @@ written to take it, and a process that dies releases it with its connection, so 
 takes it at its next try (every ``retry_seconds``). A process without it stands by and
 ticks now and then (``api.table_runners.STANDBY_SECONDS``): if the holder is alive but
 its runner stuck, the tables still move, slowly, and the fence keeps that correct.
+
+The same holder does the log's upkeep: it folds the views at each commit
+(:mod:`ledger.readside.commits`), runs the read side's runner and seals the checkpoints;
+a process without the lease leaves all three to it (each part's ``on_duty`` is the
+lease's :meth:`RunnerLease.holds_now`, wired by :mod:`api.app`). Measured with
+``croupier serve --workers 2`` (JB 4-line, PostgreSQL, 2026-12-04): when both workers
+folded, each found the views last written by the other, so its cache of view rows was
+dropped at nearly every commit and read back from the database (``Rows.prefetch``, a
+tenth of each worker's samples), and each verified the other's rows for its fold and
+its seals. One folder keeps its cache and verifies each foreign row once. A read in a
+process off duty still catches the view up itself
+(:meth:`ledger.readside.ReadSide.ready`), so reading one's own writes does not depend on
+the holder; if the holder dies, the next process to take the lease (within
+``RETRY_SECONDS``) takes the upkeep over from the views' tracking rows and the newest
+checkpoint.
 
 On SQLite the server is one process: the lease is always held.
 """
@@ -37,6 +53,10 @@ class Lease(Protocol):
     def held(self) -> bool:
         """Whether this process may run the runners now (taking the lease if free)."""
 
+    def holds_now(self) -> bool:
+        """Whether this process holds the lease now, as far as it knows: no I/O, no attempt
+        to take it (any thread may ask; :meth:`held` is the runners' thread's)."""
+
     def release(self) -> None: ...
 
 
@@ -44,6 +64,9 @@ class AlwaysHeld:
     """One process per store (SQLite): nobody else could run the runners."""
 
     def held(self) -> bool:
+        return True
+
+    def holds_now(self) -> bool:
         return True
 
     def release(self) -> None:
@@ -105,8 +128,14 @@ class RunnerLease:
             return False
         self._kept = (manager, conn)
         self._next_check = now + self.check_seconds
-        log.info("table runners: this process runs the tables (%s)", self.name)
+        log.info(
+            "table runners: this process runs the tables, folds the views and seals (%s)",
+            self.name,
+        )
         return True
+
+    def holds_now(self) -> bool:
+        return self._kept is not None
 
     def release(self) -> None:
         if self._kept is None:

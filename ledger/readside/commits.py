@@ -23,6 +23,11 @@ events (:class:`ledger.store.InsertObserver`); for each view it can take at once
    events' commit; on SQLite one ``executemany`` per table. The savepoint is not
    released: the events' commit ends it with the transaction.
 
+With several workers on one log only one folds at its commits (``on_duty``: the holder
+of the runners' lease, :mod:`ledger.runner_lease`); the others' events are folded by its
+next commit (within :data:`GAP`) or by its runner. Two folders would each find the views
+last written by the other, and drop and re-read their cache of view rows at every commit.
+
 Every writer of the log goes through the recorder (commands in batches, tables, the
 seamless outbox, the sealer), so the views move with the log and a read rarely has
 anything to catch up. The runner (:mod:`ledger.readside.runner`) remains the catch-up for
@@ -42,7 +47,7 @@ import contextlib
 import json
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -89,6 +94,9 @@ class CommitFold:
     def __init__(self, readside: ReadSide) -> None:
         self.readside = readside
         self.enabled = True
+        self.on_duty: Callable[[], bool] = lambda: True
+        """Whether this process folds at its commits (:mod:`ledger.runner_lease`: with
+        several workers, the holder of the runners' lease folds every worker's events)."""
         self.failures = 0
         self.folded = 0  # transactions whose events were folded here (the benchmarks)
         self._local = threading.local()
@@ -123,7 +131,7 @@ class CommitFold:
 
     def before_insert(self, c: Any) -> None:
         self.ended(False)  # a previous attempt of this thread that did not end
-        if not self.enabled:
+        if not (self.enabled and self.on_duty()):
             return
         state = _Commit()
         self._local.commit = state

@@ -7,13 +7,15 @@ commit: under load a pass then finds many commands' events at once, and the view
 small share of the commands' CPU (a pass per commit cost about as much as the command).
 The command path never waits on it (a command costs the same with or without views); a
 read that needs a newer position catches the view up itself
-(:meth:`ledger.readside.ReadSide.ready`).
+(:meth:`ledger.readside.ReadSide.ready`). With several workers on one log only the
+holder of the runners' lease runs its passes (``on_duty``, :mod:`ledger.runner_lease`).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 from ledger.readside import ReadSide
 
@@ -21,9 +23,14 @@ log = logging.getLogger("croupier.readside")
 
 
 class Runner:
-    def __init__(self, readside: ReadSide, poll: float = 0.1) -> None:
+    def __init__(
+        self, readside: ReadSide, poll: float = 0.1, on_duty: Callable[[], bool] | None = None
+    ) -> None:
         self.readside = readside
         self.poll = poll
+        self.on_duty = on_duty or (lambda: True)
+        """Whether this process catches the views up (:mod:`ledger.runner_lease`: with
+        several workers, the holder of the runners' lease)."""
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -43,8 +50,9 @@ class Runner:
         while not self._stop.is_set():
             self._wake.clear()
             try:
-                self.readside.catch_up()
-                self.passes += 1
+                if self.on_duty():  # else the holder catches up every worker's events
+                    self.readside.catch_up()
+                    self.passes += 1
                 self.last_error = None
             except Exception as e:  # the store away, a tampered row: say so, try again
                 if self.last_error != repr(e):

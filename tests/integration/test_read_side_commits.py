@@ -6,6 +6,7 @@ fails to fold never refuses the command."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from psycopg.sql import SQL
 
 from ledger.casino import Casino
 from ledger.readside import commits
+from ledger.readside.runner import Runner
 from ledger.statement import statements
 from tests.conftest import Store, _make_store
 from tests.integration.test_read_side_crashes import every_row
@@ -321,3 +323,33 @@ def test_a_pipelined_statement_of_the_fold_that_fails_does_not_refuse_the_comman
     assert set(positions(app).values()) == {head(app)}
     assert [ln.amount for ln in statements(app).lines("ria")] == [700]
     assert_equal_to_a_rebuild(app)
+
+
+def test_a_process_off_duty_leaves_the_fold_and_the_runner_to_the_one_on_duty(
+    store: Store,
+) -> None:
+    """With several workers only the holder of the runners' lease folds at its commits
+    and runs the read side's runner (ledger.runner_lease): the other's commits leave the
+    views where they are, the holder's next commit brings its events along, and a read
+    in the process off duty still sees its own writes."""
+    holder, other = store.open(), store.open()
+    assert holder.readside.commits is not None and other.readside.commits is not None
+    other.readside.commits.on_duty = lambda: False
+    holder.open_account("ria-open", "ria", "EUR")
+    at = positions(holder)
+    other.deposit("ria-dep", "ria", 700)
+    assert positions(other) == at  # nothing folded off duty
+    runner = Runner(other.readside, poll=0.01, on_duty=lambda: False)
+    runner.start()
+    try:
+        time.sleep(0.2)
+        assert runner.passes == 0 and positions(other) == at
+    finally:
+        runner.stop()
+    holder.deposit("ria-dep-2", "ria", 300)  # folds the other's events, then its own
+    assert set(positions(holder).values()) == {head(holder)}
+    other.deposit("ria-dep-3", "ria", 5)
+    assert max(positions(other).values()) < head(other)
+    # a read off duty catches the view up itself
+    assert [ln.amount for ln in statements(other).lines("ria")] == [700, 300, 5]
+    assert_equal_to_a_rebuild(holder)

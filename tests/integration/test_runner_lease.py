@@ -15,14 +15,18 @@ def test_one_holder_and_the_lease_passes_on(store: Store) -> None:
     first, second = store.open(), store.open()  # two processes' applications, one log
     if store.kind == "sqlite":  # one process: nobody else could run the runners
         assert isinstance(lease_for(first.recorder), AlwaysHeld)
+        assert lease_for(first.recorder).holds_now() is True
         return
     a = RunnerLease(first.recorder, retry_seconds=0, check_seconds=0)
     b = RunnerLease(second.recorder, retry_seconds=0, check_seconds=0)
     try:
+        assert a.holds_now() is False  # asking does not take it
         assert a.held() is True
         assert b.held() is False
+        assert (a.holds_now(), b.holds_now()) == (True, False)
         assert a.held() is True  # still held, checked on its connection
         a.release()
+        assert a.holds_now() is False
         assert b.held() is True
         assert a.held() is False
         # the holder's connection dies (a killed process): the lock goes with it
@@ -43,6 +47,9 @@ class Fixed:
         self.released = 0
 
     def held(self) -> bool:
+        return self.holding
+
+    def holds_now(self) -> bool:
         return self.holding
 
     def release(self) -> None:

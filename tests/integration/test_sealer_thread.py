@@ -140,3 +140,30 @@ def test_a_worker_that_seals_after_another_starts_from_the_others_checkpoint(
     # only what came after the first process's checkpoint: its own row and the deposit's
     assert opened and min(opened) > int(first["last_notification_id"])
     assert second["tree_size"] == int(first["tree_size"]) + len(opened)
+
+
+def test_a_sealer_off_duty_writes_nothing_and_follows_the_one_on_duty(store: Store) -> None:
+    """With several workers only the holder of the runners' lease seals on its timer
+    (ledger.runner_lease); another's tick writes no checkpoint and learns the holder's."""
+    holder, other = store.open(), store.open()
+    other.sealer.on_duty = lambda: False
+    holder.open_account("o0", "pia", "EUR")
+    other.deposit("d0", "pia", 100)
+    other.sealer.tick()
+    assert _checkpoints(holder) == 0 and other.sealer.newest is None
+    assert other.sealer.last_error is None and other.sealer.last_ok is not None
+    for i in range(3):  # three checkpoints, each over the other worker's deposits too
+        other.deposit(f"d{i + 1}", "pia", 100)
+        holder.sealer.tick()
+    assert _checkpoints(holder) == 3
+    opened = _rows_opened(other)
+    other.sealer.tick()
+    assert _checkpoints(holder) == 3  # nothing written off duty
+    assert opened == []  # and no row read: only the checkpoints' numbers looked up
+    assert other.sealer.newest == holder.sealer.newest
+    # back on duty (the lease passed to it): it seals from the holder's newest checkpoint
+    other.sealer.on_duty = lambda: True
+    other.deposit("d9", "pia", 100)
+    other.sealer.tick()
+    assert _checkpoints(holder) == 4
+    assert other.sealer.newest is not None and other.sealer.newest["seq"] == 4
