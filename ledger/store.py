@@ -12,7 +12,8 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from functools import lru_cache, wraps
+from functools import cached_property, lru_cache, wraps
+from itertools import starmap
 from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
@@ -22,6 +23,7 @@ from eventsourcing.persistence import (
     EventStore,
     InterfaceError,
     Mapper,
+    Notification,
     OperationalError,
     Recording,
     StoredEvent,
@@ -40,7 +42,8 @@ from eventsourcing.sqlite import (
 )
 from psycopg import InterfaceError as PgInterfaceError
 from psycopg import OperationalError as PgOperationalError
-from psycopg.sql import SQL, Identifier
+from psycopg.rows import tuple_row
+from psycopg.sql import SQL, Composed, Identifier
 from psycopg_pool import PoolTimeout, TooManyRequests
 
 from ledger import envelope
@@ -525,8 +528,71 @@ class AppendOnlyPostgresRecorder(PostgresApplicationRecorder):
     observer: InsertObserver | None = None
     insert_events = observed(once_more(PostgresApplicationRecorder.insert_events))
     select_events = once_more(PostgresApplicationRecorder.select_events)
-    select_notifications = once_more(PostgresApplicationRecorder.select_notifications)
     max_notification_id = once_more(PostgresApplicationRecorder.max_notification_id)
+
+    def _select_notifications(
+        self,
+        start: int | None,
+        limit: int,
+        stop: int | None = None,
+        topics: Sequence[str] = (),
+        *,
+        inclusive_of_start: bool = True,
+    ) -> Sequence[Notification]:
+        """The library's ``select_notifications`` (9.5.6), its rows read as tuples and in
+        binary: the library reads them in text (a state's bytes spelled in hex and
+        decoded here), each as a dict (psycopg's ``dict_row``), and builds each
+        notification by keyword in a Python loop. The sealer and the read side's runner
+        read every row of the log this way; a page of 2,000 rows of 800 bytes takes
+        17.5-17.9 ms the library's way and 6.5-6.9 ms this way here (medians of 30, three
+        runs of ``bench/bench_notifications.py``). The statement is the library's,
+        composed once per shape."""
+        shape = (start is not None, inclusive_of_start, stop is not None, bool(topics))
+        statement = self._notifications_statements.get(shape)
+        if statement is None:
+            statement = self._notifications_statement(*shape)
+            self._notifications_statements[shape] = statement
+        params: list[Any] = []
+        if start is not None:
+            params.append(start)
+        if stop is not None:
+            params.append(stop)
+        if topics:
+            params.append(list(topics))
+        params.append(limit)
+        with (
+            self.datastore.get_connection() as conn,
+            conn.cursor(row_factory=tuple_row, binary=True) as c,
+        ):
+            c.execute(statement, params, prepare=True)
+            return list(starmap(Notification, c.fetchall()))
+
+    select_notifications = once_more(_select_notifications)
+
+    @cached_property
+    def _notifications_statements(self) -> dict[tuple[bool, ...], Composed]:
+        return {}
+
+    def _notifications_statement(
+        self, start: bool, inclusive: bool, stop: bool, topics: bool
+    ) -> Composed:
+        """The text of the library's query for one shape: its columns in the order of
+        :class:`Notification`'s fields (``id`` last), so a row is its arguments."""
+        where = []
+        if start:
+            where.append(SQL("notification_id>=%s" if inclusive else "notification_id>%s"))
+        if stop:
+            where.append(SQL("notification_id <= %s"))
+        if topics:
+            where.append(SQL("topic = ANY(%s)"))
+        statement = SQL(
+            "SELECT originator_id, originator_version, topic, state, notification_id "
+            "FROM {schema}.{table}"
+        ).format(schema=Identifier(self.datastore.schema), table=Identifier(self.events_table_name))
+        if where:
+            statement += SQL(" WHERE ") + SQL(" AND ").join(where)
+        statement += SQL(" ORDER BY notification_id LIMIT %s")
+        return statement
 
     def _insert_stored_events(
         self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any

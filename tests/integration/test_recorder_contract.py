@@ -107,3 +107,42 @@ TestPostgresNonInterleavingNotificationIDs = pytest.mark.postgres(
         "TestPostgresNonInterleavingNotificationIDs",
     )
 )
+
+
+@pytest.mark.postgres
+def test_the_notifications_read_as_tuples_are_the_librarys() -> None:
+    """``AppendOnlyPostgresRecorder.select_notifications`` reads rows as tuples where the
+    library reads dicts: the same notifications for every shape of the query."""
+    from eventsourcing.persistence import StoredEvent
+    from eventsourcing.postgres import PostgresApplicationRecorder
+
+    case = PostgresRecorder()
+    case.setUp()
+    try:
+        recorder = case.create_recorder()
+        for n in range(12):
+            recorder.insert_events(
+                [
+                    StoredEvent(uuid.uuid4(), 1, f"topic-{n % 3}", f"state {n}".encode()),
+                    StoredEvent(uuid.uuid4(), 1, "topic-x", bytes([n, 0, 255])),
+                ]
+            )
+        library = PostgresApplicationRecorder.select_notifications.__wrapped__
+        shapes = [
+            {"start": s, "limit": lim, "stop": stop, "topics": t, "inclusive_of_start": inc}
+            for s in (None, 1, 5)
+            for lim in (3, 100)
+            for stop in (None, 9)
+            for t in ((), ("topic-1",), ["topic-0", "topic-x"])
+            for inc in (True, False)
+        ]
+        for shape in shapes:
+            kwargs = dict(shape)
+            start, limit = kwargs.pop("start"), kwargs.pop("limit")
+            ours = recorder.select_notifications(start, limit, **kwargs)  # type: ignore[arg-type]
+            theirs = library(recorder, start, limit, **kwargs)
+            assert ours == theirs, shape
+            assert all(type(n.state) is bytes for n in ours)
+        assert len(recorder.select_notifications(None, 100)) == 24
+    finally:
+        case.tearDown()
