@@ -4,7 +4,8 @@ against ``AppendOnlyPostgresRecorder.select_notifications`` (tuples, in binary).
 The sealer and the read side's runner read every row of the log a page at a time. This
 writes ``rows`` events of ``size`` bytes into a throw-away schema, then reads them as one
 page both ways, alternating, ``repeats`` times each, and prints the median, fastest and
-slowest read of each and their ratio.
+slowest read of each and their ratio, and records the run (``bench/record.py``; the
+library's way is the baseline).
 
     python bench/bench_notifications.py [rows] [size] [repeats]
 """
@@ -21,6 +22,7 @@ from collections.abc import Callable, Sequence
 import psycopg
 from eventsourcing.persistence import Notification, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
+from record import Run  # bench/record.py: this script's folder is on the path
 
 from ledger.store import AppendOnlyPostgresRecorder
 
@@ -39,6 +41,7 @@ def main() -> None:
     rows = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     size = int(sys.argv[2]) if len(sys.argv) > 2 else 800
     repeats = int(sys.argv[3]) if len(sys.argv) > 3 else 30
+    run = Run("bench_notifications", f"rows={rows} size={size}")
     schema = "bench_notes_" + uuid.uuid4().hex[:8]
     info = psycopg.conninfo.conninfo_to_dict(PG_URL)
     with psycopg.connect(PG_URL, autocommit=True) as conn:
@@ -47,7 +50,7 @@ def main() -> None:
         store = PostgresDatastore(
             str(info.get("dbname", "test")),
             str(info.get("host", "127.0.0.1")),
-            int(info.get("port", 5432)),
+            int(info.get("port") or 5432),
             str(info.get("user", "postgres")),
             str(info.get("password", "")),
             schema=schema,
@@ -80,6 +83,10 @@ def main() -> None:
             )
         lib, ours = (statistics.median(ts) for ts in times.values())
         print(f"  croupier / library: {ours / lib:.2f}; load average {os.getloadavg()[0]:.2f}")
+        run.done(
+            {"ms_per_page": round(ours * 1e3, 2), "ratio": round(ours / lib, 2)},
+            {"ms_per_page": round(lib * 1e3, 2)},
+        )
         store.close()
     finally:
         with psycopg.connect(PG_URL, autocommit=True) as conn:

@@ -544,9 +544,9 @@ class AppendOnlyPostgresRecorder(PostgresApplicationRecorder):
         decoded here), each as a dict (psycopg's ``dict_row``), and builds each
         notification by keyword in a Python loop. The sealer and the read side's runner
         read every row of the log this way; a page of 2,000 rows of 800 bytes takes
-        17.5-17.9 ms the library's way and 6.5-6.9 ms this way here (medians of 30, three
-        runs of ``bench/bench_notifications.py``). The statement is the library's,
-        composed once per shape."""
+        13.5-14.2 ms the library's way and 5.2-5.4 ms this way here (0.38-0.39; medians
+        of 30, three runs of ``bench/bench_notifications.py``, recorded). The statement
+        is the library's, composed once per shape."""
         shape = (start is not None, inclusive_of_start, stop is not None, bool(topics))
         statement = self._notifications_statements.get(shape)
         if statement is None:
