@@ -1,11 +1,12 @@
 """Several worker processes on one PostgreSQL database (``croupier serve --workers N``).
 
 Each worker has its own application, writer and caches; what one worker cached may have
-been changed by another, the same Idempotency-Key may reach two workers, every worker's
-checkpoint timer runs. Shown here: the refusal on SQLite, the sealer's fence, histories
-that see the other workers' rounds, and two workers under an HTTP load of overlapping
-sessions after which ``audit-cli verify --balances`` passes and every balance a client
-reads equals the one rebuilt from the log.
+been changed by another, the same Idempotency-Key may reach two workers, and any process
+may seal (the lease holder's timer, an explicit seal, the last one on close). Shown here:
+the refusal on SQLite, the sealer's fence, histories that see the other workers' rounds,
+and two workers under an HTTP load of overlapping sessions after which ``audit-cli
+verify --balances`` passes and every balance a client reads equals the one rebuilt from
+the log.
 """
 
 from __future__ import annotations
