@@ -148,6 +148,7 @@ class Sampler:
             if sealer.last_ok is not None:
                 metrics.SEALER_LAG.labels(cell).set(max(0.0, now - sealer.last_ok))
             metrics.STORE_FAILING.labels(cell).set(1 if sealer.last_error else 0)
+            metrics.UPKEEP.labels(cell).set(1 if sealer.on_duty() else 0)
             seamless = app.seamless
             if seamless is not None:
                 metrics.OUTBOX_DEPTH.set(len(seamless.outbox.pending()))

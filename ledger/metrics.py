@@ -113,6 +113,13 @@ STORE_FAILING = Gauge(
     ["cell"],
     multiprocess_mode="livemax",
 )
+UPKEEP = Gauge(
+    "croupier_upkeep_processes",
+    "Processes folding the views and sealing checkpoints on their timer (the holder of the "
+    "runners' lease): 1 in a deployment that works, 0 while none does.",
+    ["cell"],
+    multiprocess_mode="livesum",
+)
 TABLE_LAG = Gauge(
     "croupier_table_phase_lag_seconds",
     "Seconds a live table's current phase is past its deadline (0: on time), sampled.",
@@ -162,6 +169,7 @@ ALL = (
     CHECKPOINT_AGE,
     SEALER_LAG,
     STORE_FAILING,
+    UPKEEP,
     TABLE_LAG,
     STREAMS,
     LIMITER_REFUSALS,

@@ -224,6 +224,7 @@ def test_metrics_of_two_workers_under_load_are_complete_and_add_up(
     assert 0 <= total(m, "croupier_checkpoint_age_seconds") < 30
     assert 0 <= total(m, "croupier_sealer_lag_seconds") < 10
     assert total(m, "croupier_store_failing") == 0
+    assert total(m, "croupier_upkeep_processes") == 1  # one worker of the two
     assert total(m, "croupier_stream_connections") >= 1
     assert 0 <= total(m, "croupier_seamless_outbox_depth") < 100
     lag = [v for labels, v in m["croupier_table_phase_lag_seconds"] if labels["table"] == "m1"]

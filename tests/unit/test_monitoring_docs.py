@@ -77,5 +77,6 @@ def test_the_alert_rules_load_and_cover_what_the_operator_must_hear() -> None:
     assert "croupier_checkpoint_age_seconds" in by_name["CroupierCheckpointStale"]
     assert "> 120" in by_name["CroupierCheckpointStale"]  # older than 2 minutes
     assert "croupier_sealer_errors_total" in by_name["CroupierSealerErrors"]
+    assert "croupier_upkeep_processes" in by_name["CroupierNoUpkeep"]
     assert "croupier_table_phase_lag_seconds" in by_name["CroupierTableBehindDeadlines"]
     assert "croupier_seamless_outbox_depth" in by_name["CroupierOutboxGrowing"]
