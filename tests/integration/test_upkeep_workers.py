@@ -19,8 +19,7 @@ import pytest
 from ledger.contracts import CHECKPOINT_SEALED
 from ledger.runner_lease import lock_name
 from tests.conftest import PG_URL, Store, _make_store
-from tests.integration.test_http_serve import launch
-from tests.integration.test_workers import _workers
+from tests.integration.test_workers import _workers, launch_two_workers
 
 pytestmark = pytest.mark.postgres
 
@@ -86,19 +85,9 @@ def _until(what: str, check: object, seconds: float = 30) -> None:
 
 
 def test_the_upkeep_passes_on_with_the_lease_when_its_holder_is_killed(pg: Store) -> None:
-    assert pg.database_url is not None and pg.schema is not None
+    assert pg.schema is not None
     schema = pg.schema
-    data = pg.data_dir / "serve"
-    data.mkdir()
-    operator = "op-" + os.urandom(8).hex()
-    base, _, proc = launch(
-        data,
-        "--workers",
-        "2",
-        CROUPIER_DATABASE_URL=pg.database_url,
-        CROUPIER_OPERATOR_TOKEN=operator,
-        CROUPIER_AUDITOR_TOKEN="aud-" + os.urandom(8).hex(),
-    )
+    _, base, operator, proc = launch_two_workers(pg)
     try:
         workers = _workers(proc.pid)
         assert len(workers) == 2

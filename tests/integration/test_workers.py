@@ -196,9 +196,9 @@ def _cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def test_two_workers_under_http_load_on_overlapping_sessions_keep_the_books(
-    pg: Store, capsys: pytest.CaptureFixture[str]
-) -> None:
+def launch_two_workers(pg: Store) -> tuple[Path, str, str, subprocess.Popen[str]]:
+    """``croupier serve --workers 2`` on ``pg``: its data directory, base URL, operator
+    token and process."""
     assert pg.database_url is not None
     data = pg.data_dir / "serve"
     data.mkdir()
@@ -211,6 +211,13 @@ def test_two_workers_under_http_load_on_overlapping_sessions_keep_the_books(
         CROUPIER_OPERATOR_TOKEN=operator,
         CROUPIER_AUDITOR_TOKEN="aud-" + os.urandom(8).hex(),
     )
+    return data, base, operator, proc
+
+
+def test_two_workers_under_http_load_on_overlapping_sessions_keep_the_books(
+    pg: Store, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, base, operator, proc = launch_two_workers(pg)
     try:
         op = httpx.Client(
             base_url=base, timeout=60, headers={"Authorization": f"Bearer {operator}"}
