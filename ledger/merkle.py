@@ -4,7 +4,8 @@ Standard library only and free of project imports, so auditors' tooling can vend
 one file to verify a log offline. Sections cited are those of RFC 9162:
 
 - §2.1.1 Merkle Tree Hash (MTH): ``leaf_hash``, ``node_hash``, ``EMPTY_ROOT``, ``root``.
-- §2.1.3.1 / §2.1.3.2 inclusion proofs (PATH): ``inclusion_proof``, ``verify_inclusion``.
+- §2.1.3.1 / §2.1.3.2 inclusion proofs (PATH): ``inclusion_proof``, ``verify_inclusion``,
+  ``inclusion_root``, and every leaf's at once: ``all_inclusion_proofs``.
 - §2.1.4.1 / §2.1.4.2 consistency proofs (SUBPROOF): ``consistency_proof``,
   ``verify_consistency``.
 - ``IncrementalTree``: the roots of the perfect subtrees a sealer needs to keep (O(log n)
@@ -29,8 +30,10 @@ __all__ = [
     "CompactRange",
     "IncrementalTree",
     "MerkleError",
+    "all_inclusion_proofs",
     "consistency_proof",
     "inclusion_proof",
+    "inclusion_root",
     "leaf_hash",
     "node_hash",
     "root",
@@ -96,15 +99,24 @@ def verify_inclusion(
     leaf_hash: bytes, index: int, size: int, proof: Sequence[bytes], root: bytes
 ) -> bool:
     """§2.1.3.2: whether ``proof`` shows leaf ``index`` of a ``size``-leaf tree is ``leaf_hash``."""
-    if not 0 <= index < size:
+    if not _all_hashes((root,)):
         return False
-    if not _all_hashes((leaf_hash, root, *proof)):
-        return False
+    return inclusion_root(leaf_hash, index, size, proof) == root
+
+
+def inclusion_root(leaf_hash: bytes, index: int, size: int, proof: Sequence[bytes]) -> bytes | None:
+    """§2.1.3.2 without the comparison: the root that ``proof`` leads to from leaf ``index``
+    of a ``size``-leaf tree, or None when the proof cannot be a path of such a tree (a
+    signed root is then checked against it: a batch of the log, ``ledger.envelope``)."""
+    if type(index) is not int or type(size) is not int or not 0 <= index < size:
+        return None
+    if not _all_hashes((leaf_hash, *proof)):
+        return None
     fn, sn = index, size - 1
     r = leaf_hash
     for p in proof:
         if sn == 0:
-            return False
+            return None
         if fn & 1 or fn == sn:
             r = node_hash(p, r)
             # The right edge of a non-perfect tree: climb past levels where this node has
@@ -116,7 +128,39 @@ def verify_inclusion(
             r = node_hash(r, p)
         fn >>= 1
         sn >>= 1
-    return sn == 0 and r == root
+    return r if sn == 0 else None
+
+
+def all_inclusion_proofs(leaf_hashes: Sequence[bytes]) -> tuple[bytes, list[list[bytes]]]:
+    """The root of a tree over these leaf hashes and §2.1.3.1's PATH of every leaf, the
+    tree's levels built once (each path is a walk up them: no hash beyond the tree's own
+    ``n - 1``). Raises ``MerkleError`` for no leaves or a leaf that is not a hash."""
+    if not leaf_hashes:
+        raise MerkleError("a tree of no leaves has no paths")
+    _check_leaf_hashes(leaf_hashes)
+    levels: list[Sequence[bytes]] = [leaf_hashes]
+    level = leaf_hashes
+    while len(level) > 1:
+        n = len(level)
+        nxt = [
+            _sha256(_NODE_PREFIX + left + right).digest()
+            for left, right in zip(level[0 : n - 1 : 2], level[1:n:2], strict=True)
+        ]
+        if n & 1:
+            nxt.append(level[-1])  # promoted unchanged: no sibling, no path element
+        levels.append(nxt)
+        level = nxt
+    paths: list[list[bytes]] = []
+    for index in range(len(leaf_hashes)):
+        path: list[bytes] = []
+        i = index
+        for lv in levels[:-1]:
+            sibling = i ^ 1
+            if sibling < len(lv):
+                path.append(lv[sibling])
+            i >>= 1
+        paths.append(path)
+    return level[0], paths
 
 
 def consistency_proof(leaf_hashes: Sequence[bytes], old_size: int, new_size: int) -> list[bytes]:
