@@ -198,6 +198,11 @@ class _Pending(NamedTuple):
     payload: bytes
     message: bytes
     format: int
+    signed: bytes = b""
+    """What the signature covers when it is not ``message``: a format 3 row's batch
+    message (``ledger.envelope.batch_of``)."""
+    event_hash: bytes = b""
+    """A format 3 row's event hash (its message's), known before the signature."""
 
 
 class ChunkChecker:
@@ -274,6 +279,18 @@ class ChunkChecker:
                     )
                     kid = kid_bytes.decode("ascii")
                     pending.append(_Pending(i, kid, prev, state[p + 32 : p + 96], payload, msg, 2))
+                elif state[:5] == envelope.MAGIC_V3:
+                    env = decode(state)
+                    oid = bytes.fromhex(row.originator_id.replace("-", ""))
+                    msg = signing_message(
+                        oid, row.version, row.topic, env.payload, env.prev_hash, env.kid, log_id, 3
+                    )
+                    h, signed = envelope.batch_of(env, msg, log_id)
+                    pending.append(
+                        _Pending(
+                            i, env.kid, env.prev_hash, env.signature, env.payload, msg, 3, signed, h
+                        )
+                    )
                 else:
                     env = decode(state)
                     msg = signing_message(
@@ -297,10 +314,10 @@ class ChunkChecker:
         statuses = self._signatures(pending)
         event_hash, intern = envelope.event_hash, sys.intern
         games = self.setup.reexecute
-        for (i, kid, prev, signature, payload, msg, fmt), status in zip(
+        for (i, kid, prev, signature, payload, msg, fmt, _, known), status in zip(
             pending, statuses, strict=True
         ):
-            h = event_hash(msg, signature)
+            h = known or event_hash(msg, signature)
             if games and is_game_topic(rows[i].topic):
                 payloads[i] = payload  # for ``chunk_games``, on this same chunk
             fields = None
@@ -314,15 +331,29 @@ class ChunkChecker:
         return results  # type: ignore[return-value]  # every None was replaced above
 
     def _signatures(self, pending: list[_Pending]) -> list[Status]:
-        """``ok``, ``signature`` or ``unknown-key`` for each row to check."""
+        """``ok``, ``signature`` or ``unknown-key`` for each row to check (a format 3
+        batch's signature is verified once for all of its rows in the chunk)."""
         keys = self.keys
         statuses: list[Status] = []
         append = statuses.append
         ok, bad, unknown = Status.OK, Status.SIGNATURE, Status.UNKNOWN_KEY
+        batches: dict[tuple[str, bytes, bytes], Status] = {}
         for p in pending:
             key = keys.get(p.kid)
             if key is None:
                 append(unknown)
+                continue
+            if p.signed:
+                entry = (p.kid, p.signed, p.signature)
+                known = batches.get(entry)
+                if known is None:
+                    try:
+                        key.verify(p.signature, p.signed)
+                        known = ok
+                    except InvalidSignature:
+                        known = bad
+                    batches[entry] = known
+                append(known)
                 continue
             try:
                 key.verify(p.signature, p.message)
@@ -364,7 +395,7 @@ def summarise(
             zip(rows, results, strict=True)
         ):
             n, oid, version, topic, _ = row
-            if status is not ok or fmt != 2 or topic in TRUST_TOPICS:
+            if status is not ok or fmt < 2 or topic in TRUST_TOPICS:
                 return None
             if kid != signer:
                 if signer:

@@ -123,6 +123,7 @@ async def run(args: argparse.Namespace, data: Path) -> dict[str, list[float]]:
             data_dir=data,
             session_commands_per_second=0,  # no command rate limit: the bench's pace
             requests_per_credential_per_second=1_000_000,
+            requests_per_address_per_second=1_000_000,  # every session is one address here
         )
     )
     credentials = Credentials(OPERATOR, AUDITOR, b"e" * 32, "bench", "bench")

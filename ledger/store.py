@@ -82,6 +82,11 @@ class VerifyingMapper(Mapper[UUID]):
     refresh_trust: Any = None
     """Re-reads the key history when a row names a key it does not know yet."""
 
+    @cached_property
+    def _batches(self) -> envelope.VerifiedBatches:
+        """Batch signatures (format 3) verified for one of their rows."""
+        return envelope.VerifiedBatches()
+
     def _cache(
         self,
     ) -> tuple[OrderedDict[tuple[UUID | str, int], tuple[bytes, bytes]], threading.Lock]:
@@ -120,7 +125,7 @@ class VerifyingMapper(Mapper[UUID]):
         if entry is not None and entry[0] == hashlib.sha256(stored.state).digest():
             return plain, env, entry[1]
         pub = self._key(env)
-        if pub is None and env.format == 2 and self.refresh_trust is not None:
+        if pub is None and env.format >= 2 and self.refresh_trust is not None:
             self.refresh_trust()  # another process may have rotated the key
             pub = self._key(env)
         where = _where(stored)  # only on the full check: a cached row needs no name
@@ -128,7 +133,13 @@ class VerifyingMapper(Mapper[UUID]):
             raise TamperDetected(f"{where}: signed with unknown key {env.kid!r}")
         try:
             h = envelope.check(
-                pub, stored.originator_id, stored.originator_version, stored.topic, env, self.log_id
+                pub,
+                stored.originator_id,
+                stored.originator_version,
+                stored.topic,
+                env,
+                self.log_id,
+                self._batches,
             )
         except envelope.InvalidSignature:
             raise TamperDetected(f"{where}: signature does not verify") from None
@@ -154,6 +165,8 @@ class SigningEventStore(EventStore[UUID]):
     """Seals events on ``put``; ``get`` verifies every signature and the hash chain."""
 
     mapper: VerifyingMapper
+    sign_each_event = False
+    """Seal every event format 2 (a signature each), as servers before format 3 did."""
 
     def __init__(self, mapper: VerifyingMapper, recorder: AggregateRecorder) -> None:
         super().__init__(mapper, recorder)
@@ -182,6 +195,57 @@ class SigningEventStore(EventStore[UUID]):
             return sealed[1]
         return self._hash_at(oid, version)
 
+    def _seal(
+        self,
+        domain_events: Sequence[DomainEventProtocol[UUID]],
+        key: Any,
+        kid: str,
+        log_id: bytes,
+    ) -> tuple[list[StoredEvent], list[bytes]]:
+        """The stored rows of a save and their event hashes: format 3 (one signature over
+        the batch's Merkle root, :func:`ledger.envelope.seal_batch`), but the key
+        history's rows, which stay format 2 (each signed alone: ``ledger.trust``), and
+        every row format 2 when :attr:`sign_each_event` is set."""
+        plains = [self.mapper.to_stored_event(event) for event in domain_events]
+        hashes: list[bytes] = []
+        batch: dict[UUID | str, tuple[int, bytes]] = {}
+        unsealed: list[envelope.Unsealed] = []
+        alone: dict[int, bytes] = {}
+        for i, plain in enumerate(plains):
+            oid, version = plain.originator_id, plain.originator_version
+            prior = batch.get(oid)
+            if prior is not None and prior[0] == version - 1:
+                prev = prior[1]
+            else:
+                prev = self._hash_at(oid, version - 1)
+            if self.sign_each_event or plain.topic in envelope.TRUST_TOPICS:
+                alone[i], h = envelope.seal(
+                    key, kid, oid, version, plain.topic, plain.state, prev, log_id
+                )
+            else:
+                topic, payload = plain.topic, plain.state
+                h = envelope.event_hash_v3(oid, version, topic, payload, prev, kid, log_id)
+                unsealed.append(envelope.Unsealed(oid, version, topic, payload, prev))
+            batch[oid] = (version, h)
+            hashes.append(h)
+        sealed = iter(
+            envelope.seal_batch(
+                key, kid, unsealed, log_id, [h for i, h in enumerate(hashes) if i not in alone]
+            )
+            if unsealed
+            else ()
+        )
+        stored = [
+            StoredEvent(
+                p.originator_id,
+                p.originator_version,
+                p.topic,
+                alone[i] if i in alone else next(sealed)[0],
+            )
+            for i, p in enumerate(plains)
+        ]
+        return stored, hashes
+
     def put(
         self, domain_events: Sequence[DomainEventProtocol[UUID]], **kwargs: Any
     ) -> list[Recording[UUID]]:
@@ -195,21 +259,10 @@ class SigningEventStore(EventStore[UUID]):
         if log_id is None:
             raise TamperDetected("the log has no genesis event: refusing to write")
         snapshots: Sequence[StoredEvent] = kwargs.pop("snapshots", None) or ()
-        stored: list[StoredEvent] = []
+        stored, hashes = self._seal(domain_events, key, kid, log_id)
         batch: dict[UUID | str, tuple[int, bytes]] = {}
-        hashes: list[tuple[int, bytes]] = []
-        for event in domain_events:
-            plain = self.mapper.to_stored_event(event)
-            oid, version = plain.originator_id, plain.originator_version
-            prior = batch.get(oid)
-            if prior is not None and prior[0] == version - 1:
-                prev = prior[1]
-            else:
-                prev = self._hash_at(oid, version - 1)
-            state, h = envelope.seal(key, kid, oid, version, plain.topic, plain.state, prev, log_id)
-            batch[oid] = (version, h)
-            hashes.append((version, h))
-            stored.append(StoredEvent(oid, version, plain.topic, state))
+        for s_ev, h_ev in zip(stored, hashes, strict=True):
+            batch[s_ev.originator_id] = (s_ev.originator_version, h_ev)
         if snapshots:
             # Snapshots (``ledger.snapshots``) of aggregates in this save, sealed against
             # the event hash they summarise and written in the events' transaction.
@@ -234,7 +287,7 @@ class SigningEventStore(EventStore[UUID]):
         if getattr(self.recorder, "observer", None) is not None:
             kwargs["events"] = domain_events  # the read side folds them as they are
         ids = self.recorder.insert_events(stored, **kwargs)
-        for s_ev, (_, h_ev) in zip(stored, hashes, strict=True):
+        for s_ev, h_ev in zip(stored, hashes, strict=True):
             self.mapper.remember(s_ev.originator_id, s_ev.originator_version, s_ev.state, h_ev)
         recordings: list[Recording[UUID]] = []
         if ids:

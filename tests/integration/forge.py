@@ -65,7 +65,7 @@ def rewrite(store: Store, edit: Edit) -> None:
             row.topic,
             payload,
             prev,
-            log_id if env.format == 2 else None,
+            None if env.format == 1 else log_id,  # format 2 or 3: re-signed as format 2
         )
         heads[oid] = (version + 1, h)
         leaves.append(merkle.leaf_hash(h))

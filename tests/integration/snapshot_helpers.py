@@ -124,10 +124,7 @@ class RawSnapshots:
             version,
         )
         env = envelope.decode(bytes(state))
-        msg = envelope.signing_message(
-            UUID(str(oid)), version, topic, env.payload, env.prev_hash, env.kid, log_id
-        )
-        return envelope.event_hash(msg, env.signature)
+        return envelope.hash_of(UUID(str(oid)), version, topic, env, log_id)
 
     def close(self) -> None:
         self.conn.close()

@@ -44,11 +44,7 @@ def _insert(store_db: Any, table: str, oid: str, version: int, topic: str, state
 
 def _hash_of(db: str, oid: str, version: int, log_id: bytes) -> bytes:
     (row,) = [r for r in read_rows(db) if r.originator_id == oid and r.version == version]
-    env = envelope.decode(row.state)
-    msg = envelope.signing_message(
-        oid, version, row.topic, env.payload, env.prev_hash, env.kid, log_id
-    )
-    return envelope.event_hash(msg, env.signature)
+    return envelope.hash_of(oid, version, row.topic, envelope.decode(row.state), log_id)
 
 
 def forge_deposit(
@@ -302,12 +298,7 @@ def test_no_format_1_row_is_accepted_after_the_genesis(tmp_path: Path) -> None:
         r for r in read_rows(db) if r.originator_id == deposit.originator_id and r.version == last
     ]
     pe = envelope.decode(prev_row.state)
-    prev = envelope.event_hash(
-        envelope.signing_message(
-            prev_row.originator_id, last, prev_row.topic, pe.payload, pe.prev_hash, pe.kid
-        ),
-        pe.signature,
-    )
+    prev = envelope.hash_of(prev_row.originator_id, last, prev_row.topic, pe)
     state, _ = envelope.seal(  # format 1: no log id
         ring.signing_key,
         ring.signing_kid,
