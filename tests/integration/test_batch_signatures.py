@@ -119,3 +119,22 @@ def test_a_changed_byte_of_a_format_3_row_is_caught(store: Store, part: str) -> 
     assert audit_main(["verify", "--db", store.db, "--pin", genesis]) != 0
     with pytest.raises(TamperDetected):
         store.open().account_balance("p-ann")
+
+
+def test_a_save_longer_than_a_batch_is_signed_in_runs(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(SigningEventStore, "batch_leaves", 2)
+    app = store.open()
+    _play(app, "ann")
+    app.seal()
+    genesis = app.key_history.genesis_fingerprint
+    app.close()
+    shared: dict[bytes, int] = defaultdict(int)
+    for row in read_rows(store.db):
+        env = envelope.decode(row.state)
+        if env.format == 3:
+            shared[env.signature] += 1
+            assert envelope.batch_place(env.batch)[1] <= 2
+    assert max(shared.values()) == 2
+    assert audit_main(["verify", "--db", store.db, "--pin", genesis, "--balances"]) == 0
