@@ -206,12 +206,12 @@ class SigningEventStore(EventStore[UUID]):
         key: Any,
         kid: str,
         log_id: bytes,
-    ) -> tuple[list[StoredEvent], list[bytes]]:
-        """The stored rows of a save and their event hashes: format 3 (one signature over
-        the Merkle root of each run of :attr:`batch_leaves` events,
-        :func:`ledger.envelope.seal_batch`), but the key
-        history's rows, which stay format 2 (each signed alone: ``ledger.trust``), and
-        every row format 2 when :attr:`sign_each_event` is set."""
+    ) -> tuple[list[StoredEvent], list[bytes], dict[UUID | str, tuple[int, bytes]]]:
+        """The stored rows of a save, their event hashes and each aggregate's newest
+        (version, event hash) in it. Format 3 (one signature over the Merkle root of each
+        run of :attr:`batch_leaves` events, :func:`ledger.envelope.seal_batch`), but for
+        the key history's rows, which stay format 2 (each signed alone: ``ledger.trust``),
+        and for every row when :attr:`sign_each_event` is set."""
         plains = [self.mapper.to_stored_event(event) for event in domain_events]
         hashes: list[bytes] = []
         batch: dict[UUID | str, tuple[int, bytes]] = {}
@@ -254,7 +254,7 @@ class SigningEventStore(EventStore[UUID]):
             )
             for i, p in enumerate(plains)
         ]
-        return stored, hashes
+        return stored, hashes, batch
 
     def put(
         self, domain_events: Sequence[DomainEventProtocol[UUID]], **kwargs: Any
@@ -269,10 +269,7 @@ class SigningEventStore(EventStore[UUID]):
         if log_id is None:
             raise TamperDetected("the log has no genesis event: refusing to write")
         snapshots: Sequence[StoredEvent] = kwargs.pop("snapshots", None) or ()
-        stored, hashes = self._seal(domain_events, key, kid, log_id)
-        batch: dict[UUID | str, tuple[int, bytes]] = {}
-        for s_ev, h_ev in zip(stored, hashes, strict=True):
-            batch[s_ev.originator_id] = (s_ev.originator_version, h_ev)
+        stored, hashes, batch = self._seal(domain_events, key, kid, log_id)
         if snapshots:
             # Snapshots (``ledger.snapshots``) of aggregates in this save, sealed against
             # the event hash they summarise and written in the events' transaction.
