@@ -22,6 +22,13 @@ records the run with ``bench/record.py`` (the docs' benchmark table is generated
 
     python bench/bench_verify.py 200000 --reexec [--repeat 3]
 
+With ``--formats`` it builds the same log twice, a signature an event (format 2, as
+servers wrote before 2026-12-05) and a signature for each run of 16 events (format 3),
+verifies each on all cores alternately ``--repeat`` times (default 3), prints events/s
+of each run and the ratio, and records it (format 2 the baseline).
+
+    python bench/bench_verify.py 200000 --formats [--repeat 3]
+
 With ``--memory`` it only measures (and records) that peak, on N and N / 4 events.
 
     python bench/bench_verify.py 200000 --memory
@@ -41,15 +48,20 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from uuid import UUID
 
 from audit_cli.verify import verify_db
 from ledger import envelope, merkle
 from ledger.keys import Keyring, fingerprint
+from ledger.store import SigningEventStore
 
 
-def build(path: Path, ring: Keyring, n: int) -> None:
-    """A format 2 log as the server writes it: the genesis, then deposits, each followed
-    by its request record (the movement names it), then one checkpoint over all rows."""
+def build(path: Path, ring: Keyring, n: int, fmt: int = 2) -> None:
+    """A log as the server writes it: the genesis, then deposits, each followed by its
+    request record (the movement names it), then one checkpoint over all rows. ``fmt``
+    2: a signature an event (servers before 2026-12-05); 3: a signature for each run of
+    ``SigningEventStore.batch_leaves`` events (the genesis stays format 2, as in the
+    server)."""
     conn = sqlite3.connect(path)
     conn.execute(
         "CREATE TABLE stored_events (originator_id TEXT, originator_version INTEGER, "
@@ -58,15 +70,31 @@ def build(path: Path, ring: Keyring, n: int) -> None:
     log_id = os.urandom(16)
     key, kid = ring.signing_key, ring.signing_kid
     tree = merkle.IncrementalTree()
-    rows = []
+    rows: list[tuple[str, int, str, bytes]] = []
+    pending: list[envelope.Unsealed] = []
+    hashes: list[bytes] = []
+
+    def flush() -> None:
+        for e, (state, _) in zip(
+            pending, envelope.seal_batch(key, kid, pending, log_id, hashes), strict=True
+        ):
+            rows.append((UUID(str(e.originator_id)).hex, e.version, e.topic, state))
+        pending.clear()
+        hashes.clear()
 
     def add(oid: uuid.UUID, version: int, topic: str, doc: object, prev: bytes) -> bytes:
         nonlocal tree
-        state, h = envelope.seal(
-            key, kid, oid, version, topic, json.dumps(doc).encode(), prev, log_id
-        )
+        payload = json.dumps(doc).encode()
+        if fmt == 3 and topic != envelope.GENESIS_TOPIC:
+            h = envelope.event_hash_v3(oid, version, topic, payload, prev, kid, log_id)
+            pending.append(envelope.Unsealed(oid, version, topic, payload, prev))
+            hashes.append(h)
+            if len(pending) == SigningEventStore.batch_leaves:
+                flush()
+        else:
+            state, h = envelope.seal(key, kid, oid, version, topic, payload, prev, log_id)
+            rows.append((oid.hex, version, topic, state))
         tree = tree.append(merkle.leaf_hash(h))
-        rows.append((oid.hex, version, topic, state))
         return h
 
     genesis = {
@@ -117,6 +145,8 @@ def build(path: Path, ring: Keyring, n: int) -> None:
         "signature": sig.hex(),
     }
     add(uuid.uuid4(), 1, "croupier/checkpoint/sealed@1", cp, envelope.GENESIS)
+    if pending:
+        flush()
     conn.executemany("INSERT INTO stored_events VALUES (?, ?, ?, ?)", rows)
     conn.commit()
     conn.close()
@@ -345,8 +375,72 @@ def bench_reexec(n: int, repeat: int) -> None:
     )
 
 
+def bench_formats(n: int, repeat: int) -> None:
+    """The same log of ``n`` events written a signature an event (format 2) and a
+    signature a run of 16 (format 3), verified on every core alternately, ``repeat``
+    times each; prints and records events/s and the ratio, format 2 the baseline."""
+    from record import Run  # bench/record.py (this script's folder is on sys.path)
+
+    cores = os.cpu_count() or 1
+    run = Run("bench_verify", f"a signature a run of 16 against one an event, {cores} cores")
+    ring = Keyring.generate()
+    pin = fingerprint(ring.signing_key.public_key())
+    rates: dict[int, list[float]] = {2: [], 3: []}
+    cpus: dict[int, list[float]] = {2: [], 3: []}
+    with tempfile.TemporaryDirectory() as d:
+        paths = {fmt: Path(d) / f"format{fmt}.sqlite" for fmt in (2, 3)}
+        for fmt, path in paths.items():
+            build(path, ring, n, fmt)
+        for _ in range(repeat):
+            for fmt, path in paths.items():
+                cpu0, t0 = _cpu(), time.perf_counter()
+                report = verify_db(str(path), None, jobs=cores, pin=pin)
+                dt, cpu = time.perf_counter() - t0, _cpu() - cpu0
+                assert report.ok and report.trust == "pinned", report.findings[:3]
+                rates[fmt].append(report.events / dt)
+                cpus[fmt].append(report.events / cpu)
+                print(
+                    f"format {fmt}: {report.events} events in {dt:.2f} s = "
+                    f"{report.events / dt:,.0f} events/s, {report.events / cpu:,.0f} per CPU s"
+                )
+    med = {fmt: statistics.median(r) for fmt, r in rates.items()}
+    ratios = [a / b for a, b in zip(rates[3], rates[2], strict=True)]
+    print(
+        f"format 3 / format 2, events/s: median {statistics.median(ratios):.2f} "
+        f"(runs {', '.join(f'{r:.2f}' for r in ratios)}); format 3 {med[3]:,.0f}, "
+        f"format 2 {med[2]:,.0f} events/s on {cores} cores"
+    )
+    run.done(
+        {
+            "events": n,
+            "runs": repeat,
+            "events_per_s": round(med[3]),
+            "events_per_s_min": round(min(rates[3])),
+            "events_per_s_max": round(max(rates[3])),
+            "events_per_cpu_s": round(statistics.median(cpus[3])),
+            "ratio_to_baseline": round(statistics.median(ratios), 3),
+            "ratio_min": round(min(ratios), 3),
+            "ratio_max": round(max(ratios), 3),
+        },
+        baseline={
+            "what": "the same log a signature an event (format 2), verified in the same run",
+            "events_per_s": round(med[2]),
+            "events_per_s_min": round(min(rates[2])),
+            "events_per_s_max": round(max(rates[2])),
+            "events_per_cpu_s": round(statistics.median(cpus[2])),
+        },
+    )
+
+
 def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if "--formats" in sys.argv:
+        repeat = 3
+        if "--repeat" in sys.argv:
+            repeat = int(sys.argv[sys.argv.index("--repeat") + 1])
+            args = [a for a in args if a != str(repeat)]
+        bench_formats(int(args[0]) if args else 200_000, repeat)
+        return
     if "--memory" in sys.argv:
         bench_memory(int(args[0]) if args else 200_000)
         return
