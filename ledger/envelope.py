@@ -26,9 +26,11 @@ message | signature)``: it commits to every column of the row, so it is also the
 of the event's leaf in the Merkle tree (RFC 9162 leaf hash ``SHA-256(0x00 | event_hash)``).
 
 **Format 3** (``0x03``, written by every current server for events; snapshots and the
-key history's rows stay format 2): one signature per *batch* (the events one transaction
-commits) over the Merkle root of the batch's event hashes, and each row carries its path
-to that root, so every row still verifies on its own::
+key history's rows stay format 2): one signature per *batch* over the Merkle root of the
+batch's event hashes, and each row carries its path to that root, so every row still
+verifies on its own. A batch is a run of consecutive events of one save (one
+transaction); the server cuts a save into runs of at most 16 (``ledger.store``), the
+format allows up to 2^32 - 1::
 
     b"CRPS" | 0x03 | len(kid):u8 | kid | prev_hash[32] | signature[64]
       | index:u32be | size:u32be | count:u8 | path[32 * count] | payload
