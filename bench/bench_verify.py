@@ -434,21 +434,17 @@ def bench_formats(n: int, repeat: int) -> None:
 
 def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    repeat = 3
+    if "--repeat" in sys.argv:
+        repeat = int(sys.argv[sys.argv.index("--repeat") + 1])
+        args = [a for a in args if a != str(repeat)]
     if "--formats" in sys.argv:
-        repeat = 3
-        if "--repeat" in sys.argv:
-            repeat = int(sys.argv[sys.argv.index("--repeat") + 1])
-            args = [a for a in args if a != str(repeat)]
         bench_formats(int(args[0]) if args else 200_000, repeat)
         return
     if "--memory" in sys.argv:
         bench_memory(int(args[0]) if args else 200_000)
         return
     if "--reexec" in sys.argv:
-        repeat = 3
-        if "--repeat" in sys.argv:
-            repeat = int(sys.argv[sys.argv.index("--repeat") + 1])
-            args = [a for a in args if a != str(repeat)]
         bench_reexec(int(args[0]) if args else 200_000, repeat)
         return
     n = int(args[0]) if args else 200_000

@@ -398,17 +398,16 @@ def seal_batch(
     return out
 
 
-def hash_of(
+def row_message(
     originator_id: UUID | str | bytes,
     version: int,
     topic: str,
     env: Envelope,
     log_id: bytes | None = None,
 ) -> bytes:
-    """The event hash of a decoded row of any format, its signature not checked (what
-    the next version of its aggregate links as ``prev_hash``)."""
+    """The signing message of a decoded row of its own format (1, 2 or 3)."""
     fmt = env.format
-    msg = signing_message(
+    return signing_message(
         originator_id,
         version,
         topic,
@@ -418,7 +417,19 @@ def hash_of(
         None if fmt == 1 else log_id,
         3 if fmt == 3 else None,
     )
-    return message_hash(msg) if fmt == 3 else event_hash(msg, env.signature)
+
+
+def hash_of(
+    originator_id: UUID | str | bytes,
+    version: int,
+    topic: str,
+    env: Envelope,
+    log_id: bytes | None = None,
+) -> bytes:
+    """The event hash of a decoded row of any format, its signature not checked (what
+    the next version of its aggregate links as ``prev_hash``)."""
+    msg = row_message(originator_id, version, topic, env, log_id)
+    return message_hash(msg) if env.format == 3 else event_hash(msg, env.signature)
 
 
 def batch_of(env: Envelope, message: bytes, log_id: bytes) -> tuple[bytes, bytes]:
@@ -474,26 +485,15 @@ def check(
     """
     if env.format >= 2 and log_id is None:
         raise EnvelopeError(f"a format {env.format} envelope needs the log id of its genesis")
+    msg = row_message(originator_id, version, topic, env, log_id)
     if env.format == 3:
         assert log_id is not None
-        msg = signing_message(
-            originator_id, version, topic, env.payload, env.prev_hash, env.kid, log_id, 3
-        )
         h, signed = batch_of(env, msg, log_id)
         if batches is None:
             public_key.verify(env.signature, signed)
         else:
             batches.verify(public_key, signed, env.signature)
         return h
-    msg = signing_message(
-        originator_id,
-        version,
-        topic,
-        env.payload,
-        env.prev_hash,
-        env.kid,
-        log_id if env.format == 2 else None,
-    )
     public_key.verify(env.signature, msg)
     return event_hash(msg, env.signature)
 
@@ -559,6 +559,7 @@ __all__ = [
     "message_hash",
     "message_prefix",
     "rotation_message",
+    "row_message",
     "seal",
     "seal_batch",
     "seal_snapshot",
