@@ -48,7 +48,9 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from uvicorn.server import ServerState
+from websockets.http11 import Request
 
+from api.socket_frames import EXTENSION, FrameWriter
 from ledger.settings import Settings
 
 PROTOCOL = "api.connection_guard:GuardedProtocol"
@@ -345,6 +347,12 @@ class GuardedWebSocket(WebSocketsSansIOProtocol):
         super().__init__(config, server_state, app_state, _loop)
         self.logger = SOCKET_LOG
         self.conn.logger = SOCKET_LOG  # websockets' own "connection open" / "closed" lines
+
+    def handle_connect(self, event: Request) -> None:
+        super().handle_connect(event)
+        scope = getattr(self, "scope", None)
+        if scope is not None:  # the upgrade was accepted: the application runs on it
+            scope["extensions"][EXTENSION] = FrameWriter(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self.admitted_address is not None and GuardedProtocol.admission is not None:

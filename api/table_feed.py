@@ -26,9 +26,10 @@ import math
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from api.socket_frames import text_frame
 from api.table_messages import (
     CHAT_TYPES,
     PLAYER_SETTINGS,
@@ -51,6 +52,16 @@ class Encoded:
     sse: bytes
     line: str
     chat: bool
+    _frame: bytes | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def frame(self) -> bytes:
+        """``line`` as a WebSocket text frame, serialized once (on first use: an SSE-only
+        table never frames) for every socket it is written to (api/socket_frames.py)."""
+        if self._frame is None:
+            object.__setattr__(self, "_frame", text_frame(self.line))
+        assert self._frame is not None
+        return self._frame
 
 
 def encode(m: Message) -> Encoded:

@@ -53,6 +53,7 @@ from api import auth, table_intake
 from api import tables as rest
 from api.errors import ApiError, game_status, ledger_status
 from api.limits import Buckets
+from api.socket_frames import frame_writer
 from api.table_feed import Encoded, Subscriber, TableFeed, replay_pages
 from api.table_schemas import TABLE_PATTERN, BetType, SeatChanged, StepDecision
 from api.table_stream import TableStreams, Viewer, stream_caller, streams_of, viewer_of
@@ -253,7 +254,10 @@ class Player:
             viewer.settings_id,
         )
         self.news = asyncio.Event()
-        self.sub.wake = self.news.set
+        self.frames = frame_writer(ws.scope)
+        self.busy = True
+        """The writer task is catching up or sending: news waits for it."""
+        self.sub.wake = self._wake
         self.answers: deque[str] = deque()
 
     async def run(self) -> None:
@@ -281,11 +285,35 @@ class Player:
             after = upto
         self.news.set()
 
+    def _wake(self) -> None:
+        """The feed has news for this socket (called on the event loop's thread, for every
+        socket a poll reached). When nothing else is being sent on the socket, its queued
+        messages are written here and now, each as the frame serialized once for every
+        socket (api/socket_frames.py): no task wakes. Otherwise (an answer waiting, the
+        writer busy, the client's buffer full, the queue dropped, the server closing) the
+        writer task sends them, as it sends everything else."""
+        frames = self.frames
+        if (
+            frames is None
+            or self.busy
+            or self.answers
+            or self.sub.dropped
+            or self.streams.closing
+            or not frames.ready()
+        ):
+            self.news.set()
+            return
+        items = self.sub.take()
+        if items:
+            frames.write(b"".join([e.frame for e in items]))
+
     async def _writer(self) -> None:
         """Send answers and queued messages as they come; end when the client is dropped
         (its queue overflowed) or the server closes."""
         while True:
+            self.busy = False
             await self.news.wait()
+            self.busy = True
             self.news.clear()
             lines = [*self._take_answers(), *(e.line for e in self.sub.take())]
             if lines:
