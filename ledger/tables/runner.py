@@ -29,7 +29,6 @@ card and settles each seat.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -50,7 +49,7 @@ from games.blackjack.decisions import Action, AutoReason
 from ledger.casino import Casino
 from ledger.commands import Route
 from ledger.errors import IdempotencyConflict
-from ledger.rounds import CODE_ALPHABET, commitment, seal_seed
+from ledger.rounds import commitment, random_code, seal_seed
 from ledger.tables import commands as tc
 from ledger.tables.aggregates import (
     SeatStatus,
@@ -85,8 +84,7 @@ _WINDOWS = (Phase.BETTING, Phase.INSURANCE, Phase.STEP)
 
 def game_code(now: datetime) -> str:
     """seed 002 "Codice partita": e.g. ``IBJ-20261201-113000-7K3Q9M`` (GMT start time)."""
-    suffix = "".join(secrets.choice(CODE_ALPHABET) for _ in range(6))
-    return f"{CODE_PREFIX}-{now.astimezone(UTC):%Y%m%d-%H%M%S}-{suffix}"
+    return f"{CODE_PREFIX}-{now.astimezone(UTC):%Y%m%d-%H%M%S}-{random_code(6)}"
 
 
 def _automatic(actions: tuple[tuple[str, Action], ...]) -> list[list[str]]:
