@@ -146,6 +146,13 @@ WALLET_CALLS = Counter(
     "Calls to operators' seamless wallets, by call and outcome.",
     ["call", "outcome"],
 )
+GC_PAUSE = Histogram(
+    "croupier_gc_pause_seconds",
+    "Time a collection of the cyclic garbage collector stopped a server process, by "
+    "generation (0 young, 2 full; ledger.gc_policy).",
+    ["generation"],
+    buckets=(0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
+)
 WALLET_LATENCY = Histogram(
     "croupier_wallet_call_duration_seconds",
     "Time of one call to an operator's seamless wallet.",
@@ -176,6 +183,7 @@ ALL = (
     OUTBOX_DEPTH,
     WALLET_CALLS,
     WALLET_LATENCY,
+    GC_PAUSE,
 )
 
 
