@@ -131,6 +131,10 @@ class DecisionKind(StrEnum):
     PICK = "pick"
 
 
+_KINDS: dict[str, DecisionKind] = {k.value: k for k in DecisionKind}
+"""Each kind by its wire name (a look-up; iterating the enum costs microseconds a call)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     """One recorded decision: ``draw(holds)``, ``collect``, ``double``, ``half-double`` or
@@ -148,9 +152,10 @@ class Decision:
 
     def __post_init__(self) -> None:
         if not isinstance(self.kind, DecisionKind):
-            if self.kind not in tuple(DecisionKind):
+            kind = _KINDS.get(self.kind) if isinstance(self.kind, str) else None
+            if kind is None:
                 raise InvalidDecision(f"unknown decision kind {self.kind!r}")
-            object.__setattr__(self, "kind", DecisionKind(self.kind))
+            object.__setattr__(self, "kind", kind)
         if self.kind is DecisionKind.DRAW:
             object.__setattr__(self, "holds", normalize_holds(self.holds))
         elif self.holds:
@@ -197,9 +202,9 @@ class Decision:
         if isinstance(value, str | bytes) or not isinstance(value, Sequence) or not value:
             raise InvalidDecision(f"not a decision: {value!r}")
         head, *args = value
-        if head not in tuple(DecisionKind):
+        kind = _KINDS.get(head) if isinstance(head, str) else None
+        if kind is None:
             raise InvalidDecision(f"unknown decision {head!r}")
-        kind = DecisionKind(str(head))
         if kind is DecisionKind.DRAW:
             if len(args) != 1:
                 raise InvalidDecision(f"'draw' takes one list of holds, got {args!r}")
