@@ -98,6 +98,9 @@ class Run:
     cpu: dict[str, float]
     retries: int
     load: float = field(default_factory=lambda: os.getloadavg()[0])
+    gc: dict[str, float] = field(default_factory=dict)
+    """The server's garbage collections in the run (``croupier_gc_pause_seconds``, every
+    worker): ``full`` collections, ``pause_ms`` all of them took, ``over_50ms``."""
 
     @property
     def rate(self) -> float:
@@ -407,15 +410,46 @@ async def players(stack: AsyncExitStack, base: str, tag: str, n: int) -> list[Ht
     return made
 
 
-def measured(pid: int) -> Callable[[float, int, Latencies, int], Run]:
+def gc_pauses(base: str) -> dict[str, float]:
+    """The server's garbage-collection histogram so far (GET /metrics): full collections,
+    the seconds all collections took, and how many took more than 50 ms; empty when the
+    server does not export it (an older tree as the baseline)."""
+    text = httpx.get(f"{base}/metrics", headers=auth(OPERATOR), timeout=10).text
+    out = {"full": 0.0, "pause_s": 0.0, "count": 0.0, "under_50ms": 0.0}
+    for line in text.splitlines():
+        if not line.startswith("croupier_gc_pause_seconds"):
+            continue
+        name, value = line.rsplit(" ", 1)
+        if name.startswith("croupier_gc_pause_seconds_count"):
+            out["count"] += float(value)
+            if 'generation="2"' in name:
+                out["full"] += float(value)
+        elif name.startswith("croupier_gc_pause_seconds_sum"):
+            out["pause_s"] += float(value)
+        elif 'le="0.05"' in name:
+            out["under_50ms"] += float(value)
+    return out if out["count"] else {}
+
+
+def measured(pid: int, base: str | None = None) -> Callable[[float, int, Latencies, int], Run]:
     server_cpu, client_cpu = tree_cpu(pid), time.process_time()
+    gc0 = gc_pauses(base) if base is not None else {}
 
     def finish(wall: float, done: int, lat: Latencies, retries: int) -> Run:
         cpu = {
             "server": tree_cpu(pid) - server_cpu,
             "load generator": time.process_time() - client_cpu,
         }
-        return Run(wall, done, lat, cpu, retries)
+        gc: dict[str, float] = {}
+        gc1 = gc_pauses(base) if base is not None else {}
+        if gc0 and gc1:
+            gc = {
+                "full": gc1["full"] - gc0["full"],
+                "pause_ms": round(1000 * (gc1["pause_s"] - gc0["pause_s"]), 1),
+                "over_50ms": (gc1["count"] - gc1["under_50ms"])
+                - (gc0["count"] - gc0["under_50ms"]),
+            }
+        return Run(wall, done, lat, cpu, retries, gc=gc)
 
     return finish
 
@@ -433,7 +467,7 @@ async def closed_loop(base: str, pid: int, tag: str, clients: int, seconds: floa
                 await p.play_round(lat)
                 done += 1
 
-        finish = measured(pid)
+        finish = measured(pid, base)
         start = time.perf_counter()
         await asyncio.gather(*(play(p) for p in made))
         return finish(time.perf_counter() - start, done, lat, sum(p.retries for p in made))
@@ -460,7 +494,7 @@ async def open_loop(
             lat["round"].append(time.perf_counter() - at)
 
         tasks = []
-        finish = measured(pid)
+        finish = measured(pid, base)
         start = time.perf_counter()
         at = start
         while True:
@@ -597,6 +631,11 @@ def report(name: str, run: Run) -> None:
     if run.rounds:
         cpu = ", ".join(f"{k} {v / run.rounds * 1000:.1f} ms" for k, v in run.cpu.items())
         print(f"  CPU per round: {cpu}")
+    if run.gc:
+        print(
+            f"  server's garbage collections: {run.gc['full']:.0f} full,"
+            f" {run.gc['over_50ms']:.0f} over 50 ms, {run.gc['pause_ms']:.1f} ms in all"
+        )
     if run.retries:
         print(f"  requests re-sent after a transport error: {run.retries}")
     sys.stdout.flush()
@@ -728,6 +767,8 @@ def bench_game(args: argparse.Namespace, game: str, store: str, workers: list[in
                             tag = f"open_{round(fraction * 100)}"
                             extra[tag + "_rounds_per_s"] = round(opened.rate, 1)
                             extra[tag + "_p99_ms"] = round(pct(opened.requests(), 0.99), 2)
+                            for k, v in opened.gc.items():
+                                extra[f"{tag}_gc_{k}"] = v
                         if args.solo:
                             alone = asyncio.run(solo(base, pid, "s", args.solo))
                             report(f"run {run + 1}, workers {w}, 1 client", alone)
