@@ -167,21 +167,31 @@ class TableFeed:
 
     # -- reading the log ------------------------------------------------------------------
 
-    def poll(self) -> list[Subscriber]:
+    def poll(self, wake: Callable[[list[Subscriber]], None] | None = None) -> list[Subscriber]:
         """Read the log up to its newest position; push every message to its streams and
-        heartbeats to idle ones; return the subscribers that got something (to wake)."""
+        heartbeats to idle ones; return the subscribers that got something (to wake).
+
+        ``wake`` (the streams' waker, which hands the subscribers to the event loop and
+        returns) is called early with those reached so far when a window closes, before
+        every seat's options are built: at 10,000 seats that takes the feed's thread
+        0.4 to 1.3 s, and the close is what every player waits for first."""
         woken: set[Subscriber] = set()
         top = int(self.app.recorder.max_notification_id() or 0)
         with self.lock:
             while self.position < top:
                 messages, reached = self.fold.read(self.position, top)
                 for m in messages:
-                    self._publish(m, woken)
+                    self._publish(m, woken, wake)
                 self.position = reached
             self._heartbeats(woken)
         return list(woken)
 
-    def _publish(self, m: Message, woken: set[Subscriber]) -> None:
+    def _publish(
+        self,
+        m: Message,
+        woken: set[Subscriber],
+        wake: Callable[[list[Subscriber]], None] | None = None,
+    ) -> None:
         now = self.clock()
         if m.type == PLAYER_SETTINGS:
             for subs in self.subscribers.values():
@@ -203,6 +213,9 @@ class TableFeed:
             self.session_items.setdefault(m.session, []).append(chunk)
             self._push_all(self.subscribers.get(m.session, ()), chunk, now, woken)
         if m.session is None and m.type in WINDOWS:
+            if wake is not None and woken:
+                wake(list(woken))  # the close now; each seat's options follow
+                woken.clear()
             for o in self.fold.options_for(self.subscribers):
                 self._push_all(self.subscribers.get(o.session or "", ()), encode(o), now, woken)
 

@@ -164,7 +164,7 @@ class TableStreams:
         with self.lock:
             feeds = list(self.feeds.values())
         for feed in feeds:
-            woken = feed.poll()
+            woken = feed.poll(self.waker)
             if woken:
                 self.waker(woken)
 

@@ -6,6 +6,7 @@ Everything runs on the runner's fake clock and a fake monotonic clock for the st
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from typing import Any
@@ -349,3 +350,34 @@ def test_the_feed_started_mid_round_sees_the_whole_round(store: Store) -> None:
     # the round's shoe is new: its commitment comes first
     assert [e.type for e in events][:2] == ["shoe-shuffled", "round-opened"]
     assert {"bet-accepted", "bets-closed"} <= {e.type for e in events}
+
+
+def test_a_window_close_wakes_its_streams_before_every_seats_options_are_built(
+    store: Store,
+) -> None:
+    """At 10,000 seats building the options takes the feed's thread most of a second: the
+    close (what every player waits for) is handed to the streams first."""
+    t = Streamed(store, CONFIG, seeds=(a_seed_that_stops_at_a_step(CONFIG),))
+    ann, bob = t.player("ann"), t.player("bob")
+    t.step()
+    for p in (ann, bob):
+        t.bet(p, "main", 1_000)
+    subs = {p: t.subscribe(p) for p in (ann, bob)}
+    t.step()
+    for sub in subs.values():
+        read(sub)
+    woken: list[dict[str, list[str]]] = []
+
+    def wake(reached: list[Subscriber]) -> None:  # what each stream holds when woken
+        woken.append({s.session: [json.loads(e.line)["type"] for e in s.queue] for s in reached})
+
+    t.streams.waker = wake
+    t.step(10_000)  # the deal: bets-closed, then each seat's options
+    assert woken, "the streams were woken"
+    first = woken[0]
+    assert set(first) == {ann, bob}
+    for held in first.values():
+        assert held[-1] == "bets-closed" and "options" not in held
+    later = [types for call in woken[1:] for types in call.values()]
+    assert later and all(types[-1] == "options" for types in later)
+    assert "options" in [e.type for e in read(subs[ann])]
