@@ -26,8 +26,14 @@ Find = Callable[[type[A], UUID], A | None]
 
 
 class UnitOfWork:
-    def __init__(self, find: Callable[[type[Any], UUID], Any], memo: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        find: Callable[[type[Any], UUID], Any],
+        memo: dict[str, Any],
+        read: Callable[[type[Any], UUID], Any] | None = None,
+    ) -> None:
         self._find = find
+        self._read = read or find
         self._memo = memo
         self._touched: dict[UUID, Aggregate] = {}
 
@@ -43,6 +49,17 @@ class UnitOfWork:
             self._touched[aggregate_id] = found
             return found
         return None
+
+    def read(self, cls: type[A], aggregate_id: UUID) -> A | None:
+        """The aggregate for reading only, or None: never change what this returns (in a
+        group-commit batch it may be the process cache's own object, not a copy;
+        :meth:`ledger.group_commit.BatchView.read`). What this attempt has loaded to
+        change (:meth:`get`) is what it reads."""
+        held = self._touched.get(aggregate_id)
+        if held is not None:
+            return held if isinstance(held, cls) else None
+        found = self._read(cls, aggregate_id)
+        return found if isinstance(found, cls) else None
 
     def hold(self, aggregate: Aggregate) -> None:
         """Start this attempt from ``aggregate`` as the caller just loaded it (its own

@@ -297,24 +297,32 @@ class TableHandlers:
         )
 
     def seats_of(
-        self, uow: UnitOfWork, rnd: TableRound, skip: frozenset[str] = frozenset()
+        self,
+        uow: UnitOfWork,
+        rnd: TableRound,
+        skip: frozenset[str] = frozenset(),
+        read: bool = False,
     ) -> list[TableSeat]:
         """Every seat opened in this round (whatever its status), in opening order; the
-        seats whose ids are in ``skip`` are not even loaded."""
+        seats whose ids are in ``skip`` are not even loaded. ``read``: for reading only
+        (:meth:`UnitOfWork.read`: not copied; change none of them)."""
+        load = uow.read if read else uow.get
         out: list[TableSeat] = []
         for sid in self.ports.seat_index(rnd.seats_from):
             if skip and str(sid) in skip:
                 continue
-            seat = uow.get(TableSeat, sid)
+            seat = load(TableSeat, sid)
             if seat is not None and seat.round_id == str(rnd.id):
                 out.append(seat)
         return out
 
-    def dealt_seats(self, uow: UnitOfWork, rnd: TableRound) -> list[TableSeat]:
-        """The seats dealt in, in the order recorded at the deal."""
+    def dealt_seats(self, uow: UnitOfWork, rnd: TableRound, read: bool = False) -> list[TableSeat]:
+        """The seats dealt in, in the order recorded at the deal (``read``: as
+        :meth:`seats_of`)."""
+        load = uow.read if read else uow.get
         out = []
         for sid in rnd.seats:
-            seat = uow.get(TableSeat, UUID(sid))
+            seat = load(TableSeat, UUID(sid))
             assert seat is not None, "a dealt seat exists"
             out.append(seat)
         return out

@@ -180,7 +180,7 @@ class RunnerSteps(TableHandlers):
         self, uow: UnitOfWork, rnd: TableRound
     ) -> tuple[SharedRound, list[TableSeat], list[Seat]]:
         states = self.states(rnd)
-        records = self.dealt_seats(uow, rnd)
+        records = self.dealt_seats(uow, rnd, read=True)  # the closes change no seat
         seats = [seat_of(rnd, states.rules, r, states=states) for r in records]
         return states.shared, records, seats
 
@@ -206,7 +206,7 @@ class RunnerSteps(TableHandlers):
         for sid in rnd.seats:
             if sid in done:
                 continue
-            record = uow.get(TableSeat, UUID(sid))
+            record = uow.read(TableSeat, UUID(sid))
             assert record is not None, "a dealt seat exists"
             if not options(states.shared, seat_of(rnd, states.rules, record, states=states)):
                 if not getattr(record, "_pending_events", None):
@@ -226,7 +226,8 @@ class RunnerSteps(TableHandlers):
         at = parse_time(cmd.at)
         if rnd.phase is not Phase.BETTING or rnd.deadline is not None:
             raise Stale(f"{rnd.code} is not waiting for a bet")
-        if not any(s.status is SeatStatus.OPEN and s.main > 0 for s in self.seats_of(uow, rnd)):
+        seats = self.seats_of(uow, rnd, read=True)
+        if not any(s.status is SeatStatus.OPEN and s.main > 0 for s in seats):
             raise NotDue(f"{rnd.code} is waiting for its first bet")
         deadline = iso(at + timedelta(milliseconds=rnd.settings.betting_ms))
         rnd.betting_reopened(at=iso(at), deadline=deadline)
@@ -239,7 +240,8 @@ class RunnerSteps(TableHandlers):
             raise Stale(f"{rnd.code} is past betting, or waiting for a bet")
         if not self._due(rnd, at):
             raise NotDue(f"the betting window of {rnd.code} is open")
-        seated = [s for s in self.seats_of(uow, rnd) if s.status is SeatStatus.OPEN and s.main > 0]
+        records = self.seats_of(uow, rnd, read=True)  # the deal changes the round only
+        seated = [s for s in records if s.status is SeatStatus.OPEN and s.main > 0]
         if not seated:
             # Nobody bet: the round stays open for bets with no deadline and no card used;
             # nothing more is written until a bet comes (then the runner's "start").

@@ -63,3 +63,52 @@ def test_aliases_stay_aliases_and_immutables_are_shared() -> None:
     assert c.alias is c.items[0] and c.alias is not box.alias
     assert c.owner is box.owner and c.at is box.at and c.frozen is box.frozen
     assert c.nested is not box.nested and c.nested[0] is not box.nested[0]
+
+
+class FakeCasino:
+    """What a BatchView reads: a cache, a store that knows which ids have newer events."""
+
+    def __init__(self, *cached: Aggregate) -> None:
+        self.cache = {a.id: a for a in cached}
+        self.newer: set[Any] = set()
+        self.recorder = self
+
+    def cached(self, aggregate_id: Any) -> Aggregate | None:
+        return self.cache.get(aggregate_id)
+
+    def find(self, cls: type[Any], aggregate_id: Any) -> Any:
+        return None
+
+    def any_newer(self, pairs: list[tuple[Any, int]]) -> bool:
+        return any(a in self.newer for a, _ in pairs)
+
+
+def test_a_read_only_load_lends_the_cached_object_and_a_change_gets_a_copy() -> None:
+    from ledger.group_commit import BatchView
+
+    box = made()
+    app = FakeCasino(box)
+    view = BatchView(app)  # type: ignore[arg-type]
+    assert view.read(Box, box.id) is box  # read only: not copied
+    assert view.read(Box, box.id) is box
+    mine = view.find(Box, box.id)  # to change: the batch's own copy of what it read
+    assert mine is not box and mine.version == box.version
+    mine.put("z")
+    assert box.items == [["a", 1], {"k": [2]}]  # the cache's object never changes
+    assert view.read(Box, box.id) is mine  # the batch now reads what it changed
+    assert view.read(Box, uuid4()) is None
+
+
+def test_an_aggregate_only_read_is_checked_for_newer_events_in_the_store() -> None:
+    from ledger.group_commit import BatchView
+
+    read_only, changed = made(), made()
+    app = FakeCasino(read_only, changed)
+    view = BatchView(app)  # type: ignore[arg-type]
+    view.read(Box, read_only.id)
+    view.find(Box, changed.id).put("z")
+    assert not view.stale()
+    app.newer = {changed.id}  # a changed aggregate collides at insert, not here
+    assert not view.stale()
+    app.newer = {read_only.id}  # another process wrote what this batch decided on
+    assert view.stale()
