@@ -155,7 +155,9 @@ class BatchView:
         and changes none: copying 10,000 seats was half of either. An aggregate read so
         is checked for newer events in the store like any other taken from the cache
         (:meth:`stale`); a command that then changes it gets its own copy (:meth:`find`)."""
-        agg = self.held.get(aggregate_id) or self.lent.get(aggregate_id)
+        agg = self.held.get(aggregate_id)
+        if agg is None:
+            agg = self.lent.get(aggregate_id)
         if agg is None:
             cached = None if self.fresh else self.app.cached(aggregate_id)
             if cached is None:

@@ -23,9 +23,9 @@ from ledger.contracts import RoundStatus
 from ledger.errors import RoundNotOpen
 
 CODE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-assert len(CODE_ALPHABET) == 32  # random_code takes 5 bits a character
 """The random part of every game code (a round's, a live table round's): Crockford base32,
 no I, L, O or U (read aloud or typed by a player without confusion)."""
+assert len(CODE_ALPHABET) == 32  # random_code takes 5 bits a character
 
 
 def round_id_for(code: str) -> UUID:
