@@ -30,6 +30,7 @@ from ledger.casino import Casino
 from ledger.errors import IdempotencyConflict, InsufficientFunds, LedgerError
 from ledger.requests import Request, request_aggregate_id
 from ledger.results import AccountMoved
+from ledger.rounds import CODE_ALPHABET
 from ledger.unit_of_work import UnitOfWork
 from tests.conftest import Seeded, Store, _make_store
 from tests.integration.test_ledger_rules import count_topic
@@ -381,17 +382,18 @@ def test_a_crash_in_a_batch_acknowledges_nothing_not_durable_and_retries_move_mo
 
 
 class ClashingCodes:
-    """The random part of the first ``clashes`` game codes is the same: a clash."""
+    """The random part of the first ``clashes`` game codes is the same: a clash (in place
+    of :func:`ledger.rounds.random_code`)."""
 
     def __init__(self, clashes: int) -> None:
-        self.left = clashes * 4
+        self.left = clashes
         self.rng = random.Random(1)
 
-    def choice(self, alphabet: str) -> str:
+    def __call__(self, length: int) -> str:
         if self.left > 0:
             self.left -= 1
-            return alphabet[0]
-        return self.rng.choice(alphabet)
+            return CODE_ALPHABET[0] * length
+        return "".join(self.rng.choice(CODE_ALPHABET) for _ in range(length))
 
 
 def test_two_rounds_drawing_the_same_game_code_in_one_batch_each_stay_their_sessions(
@@ -402,11 +404,13 @@ def test_two_rounds_drawing_the_same_game_code_in_one_batch_each_stay_their_sess
     for p in ("ann", "bob"):
         funded(app, p, 10_000)
         sids[p] = str(app.open_session(f"s-{p}", p, 5_000).session_id)
-    monkeypatch.setattr("ledger.rounds.secrets", ClashingCodes(2))
+    clashing = ClashingCodes(2)
+    monkeypatch.setattr("ledger.rounds.random_code", clashing)
     with writer_held(app) as submit:
         submit(lambda: app.red_dog_bet("bet", sids["ann"], 100))
         outcomes = submit(lambda: app.red_dog_bet("bet", sids["bob"], 100))
     assert not any(isinstance(o, Exception) for o in outcomes), outcomes
+    assert clashing.left == 0  # both drew the same code first
     assert outcomes[0].code != outcomes[1].code
     for p, out in zip(("ann", "bob"), outcomes, strict=True):
         rnd = app.find_round(out.code)
