@@ -55,7 +55,11 @@ def test_croupier_serve_turns_it_on_for_its_workers(monkeypatch: pytest.MonkeyPa
         started.append(settings)
         return "stopped by the test"
 
-    monkeypatch.delenv("CROUPIER_GC_TUNED", raising=False)
+    # Recorded first, so that what serve sets is undone after the test: a bare delenv
+    # of an unset variable records nothing, and serve's value leaked into every later
+    # test of the process (their servers tuned this process's collector).
+    monkeypatch.setenv("CROUPIER_GC_TUNED", "")
+    monkeypatch.delenv("CROUPIER_GC_TUNED")
     monkeypatch.setattr("api.serve.workers_refused", refuse)
     assert croupier(["serve"]) == 2
     assert started[-1].gc_tuned is True
