@@ -48,7 +48,7 @@ from api.health import Health
 from api.health import health as sealer_health
 from api.limits import Guard, command_buckets
 from api.table_runners import TableRunners, ensure_default_table
-from ledger import gc_policy
+from ledger import gc_policy, switch_policy
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.contracts import SignificantKind
@@ -120,6 +120,7 @@ def create_app(
             threading.Thread(target=catalogue, name="croupier-catalogue", daemon=True).start()
             if settings.gc_tuned:  # a server's collector, once what start-up made is made
                 gc_policy.tune()
+            switch_policy.tune(settings.switch_interval_ms)  # 0: the interpreter's
         try:
             yield
         finally:
