@@ -73,7 +73,11 @@ non-blocking: only the thread holding the GIL, so a thread waiting for PostgreSQ
 lock counts nothing) in three phases of the first round, one folded-stack file each
 (``bench/table_budget.py`` turns it into the per-command budget of
 docs/performance/table-command-budget.md); ``--server-tree PATH`` runs another
-checkout's server (say, the commit before a change) under this load generator.
+checkout's server (say, the commit before a change) under this load generator;
+``--shoe-seed HEX`` starts it through ``bench/fixed_shoe_serve.py``, which draws every
+seed as HEX: each run deals the same shoe (a random shoe deals one run 10,000 decisions
+and the next 30,000, or an insurance round the dealer's blackjack ends), so the runs of
+two trees compare. The record keeps the seed (``shoe_seed``).
 """
 
 from __future__ import annotations
@@ -475,6 +479,8 @@ def run(
     server_tree: Path | None = None,
     procs: int = 1,
     workers: int = 1,
+    shoe_seed: str | None = None,
+    switch_ms: float | None = None,
 ) -> dict[str, Any]:
     schema = "bench_" + uuid.uuid4().hex[:10]
     with psycopg.connect(PG, autocommit=True) as conn:
@@ -498,7 +504,15 @@ def run(
         "CROUPIER_CACHE_BUDGET_MB": str(max(64, m // 32)),
     }
     serve = ["--workers", str(workers)] if workers > 1 else []
-    base, _, proc = launch(data_dir, *serve, startup_seconds=180, root=server_tree, **env)
+    if switch_ms is not None:  # else serve's own (ledger.switch_policy)
+        env["CROUPIER_SWITCH_INTERVAL_MS"] = str(switch_ms)
+    entry = None
+    if shoe_seed is not None:  # every shoe the same: runs of two trees compare
+        entry = Path(__file__).resolve().parent / "fixed_shoe_serve.py"
+        env["BENCH_SHOE_SEED"] = shoe_seed
+    base, _, proc = launch(
+        data_dir, *serve, startup_seconds=180, root=server_tree, entry=entry, **env
+    )
     load_before = os.getloadavg()
     try:
         tokens = json.loads((data_dir / "api-tokens.json").read_text())
@@ -533,6 +547,8 @@ def run(
                 1000 * result[f"{key}_cpu_s"] / commands if commands else None
             )
         result["workers"] = workers
+        result["shoe_seed"] = shoe_seed
+        result["switch_ms"] = switch_ms
         result["lost"], result["expected"] = lost(result, db, data_dir)
     finally:
         proc.terminate()
@@ -857,6 +873,17 @@ def main() -> None:
     )
     ap.add_argument("--label", default="", help="added to each run's name in the record")
     ap.add_argument(
+        "--switch-ms",
+        type=float,
+        help="the server's CROUPIER_SWITCH_INTERVAL_MS (default: what croupier serve sets)",
+    )
+    ap.add_argument(
+        "--shoe-seed",
+        metavar="HEX",
+        help="the server draws every seed as these 64 hex digits (bench/fixed_shoe_serve.py):"
+        " each run deals the same shoe, so runs of two trees compare (one worker)",
+    )
+    ap.add_argument(
         "--spread",
         action="store_true",
         help="send each decision at a random time in the first half of its window (the"
@@ -868,6 +895,14 @@ def main() -> None:
         help=f"each player adds a {SIDE_BET} side bet to its main bet (the issue's load)",
     )
     args = ap.parse_args()
+    if args.shoe_seed is not None:
+        try:
+            if len(bytes.fromhex(args.shoe_seed)) != 32:
+                raise ValueError
+        except ValueError:
+            ap.error("--shoe-seed: 64 hex digits")
+        if args.workers != 1:
+            ap.error("--shoe-seed needs --workers 1 (each worker would draw its own)")
     if args.procs > 1 and args.profile is not None:
         ap.error("--profile needs the phases one load generator sees: --procs 1")
     print(f"uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
@@ -884,7 +919,16 @@ def main() -> None:
                 # queue for longer than the client's usual minute
                 answer_s = max(60.0, betting_ms(m) / 1000 + 60)
                 load = Load(args.rounds, mode, args.spread, args.side_bet, answer_s)
-                r = run(m, load, profile, args.server_tree, args.procs, args.workers)
+                r = run(
+                    m,
+                    load,
+                    profile,
+                    args.server_tree,
+                    args.procs,
+                    args.workers,
+                    args.shoe_seed,
+                    args.switch_ms,
+                )
                 r.pop("load")
                 # a figure of nothing (no decision answered: no p99) is recorded as null
                 figures = {

@@ -14,8 +14,13 @@ close, the dealer, and the settlement (every batch and the round's close: ``sett
 the goal is <= 5 s at 10,000 seats). One JSON line per run through ``bench/record.py``
 (``bench/results/bench_table_settle.jsonl``).
 
+``--busy`` runs a thread of pure Python beside the runner through the timed phases (the
+server's event loop, busy with its sockets, as the runner meets it in ``croupier serve``)
+and ``--switch-ms`` sets the interpreter's switch interval (:mod:`ledger.switch_policy`).
+
     python bench/bench_table_settle.py [--backend postgres|sqlite] [--runs 3]
-        [--batch N] [SEATS ...]        (default: postgres, 1000 10000 seats, 1 run)
+        [--batch N] [--busy] [--switch-ms MS] [SEATS ...]
+        (default: postgres, 1000 10000 seats, 1 run)
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -144,16 +150,40 @@ class Collections:
         gc.callbacks.remove(self._seen)
 
 
+@contextmanager
+def spinning(on: bool) -> Iterator[None]:
+    """A thread running pure Python while the block runs (nothing when ``on`` is false):
+    the runner then takes the interpreter's lock back after each of its waits as it does
+    in ``croupier serve`` while the event loop is busy with the sockets."""
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            sum(range(200))
+
+    thread = threading.Thread(target=spin, name="busy", daemon=True)
+    if on:
+        thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        if on:
+            thread.join()
+
+
 class Phases:
-    def __init__(self) -> None:
+    def __init__(self, busy: bool = False) -> None:
         self.figures: dict[str, float] = {}
         self.collections = Collections()
+        self.busy = busy
 
     @contextmanager
     def __call__(self, name: str) -> Iterator[None]:
         w, cpu, pg = time.perf_counter(), time.process_time(), postgres_cpu()
         collecting = self.collections.seconds
-        yield
+        with spinning(self.busy):
+            yield
         self.figures[f"{name}_s"] = round(time.perf_counter() - w, 4)
         self.figures[f"{name}_cpu_s"] = round(time.process_time() - cpu, 4)
         self.figures[f"{name}_pg_cpu_s"] = round(used(pg, postgres_cpu()), 4)
@@ -165,7 +195,9 @@ def settle(runner: TableRunner) -> list[str]:
     return runner.tick()
 
 
-def one_round(app: Casino, clock: Clock, seats: int, batch: int) -> dict[str, float]:
+def one_round(
+    app: Casino, clock: Clock, seats: int, batch: int, busy: bool = False
+) -> dict[str, float]:
     config = {"betting_ms": 10_000, "step_ms": 10_000, "insurance_ms": 5_000, "grace_ms": 0}
     if batch:
         config["settle_batch"] = batch
@@ -173,7 +205,7 @@ def one_round(app: Casino, clock: Clock, seats: int, batch: int) -> dict[str, fl
     runner = TableRunner(app, TABLE, clock)
     runner.tick()
     seat_players(app, seats)
-    phase = Phases()
+    phase = Phases(busy)
 
     def current() -> TableRound:
         rnd = app.find(TableRound, table_round_id_for(TABLE, 1))
@@ -260,12 +292,26 @@ def main(argv: Sequence[str] | None = None, done: Callable[..., Any] | None = No
     ap.add_argument("--batch", type=int, default=0, help="settle_batch (default: the table's)")
     ap.add_argument("--label", default="", help="a name for these runs (e.g. before, after)")
     ap.add_argument(
+        "--busy",
+        action="store_true",
+        help="a thread of pure Python running beside the runner through the timed phases"
+        " (as the server's event loop is while it writes to 10,000 sockets)",
+    )
+    ap.add_argument(
+        "--switch-ms",
+        type=float,
+        default=0.0,
+        help="sys.setswitchinterval in ms (default: the interpreter's, 5 ms)",
+    )
+    ap.add_argument(
         "--gc",
         choices=("serve", "default"),
         default="serve",
         help="croupier serve's garbage collector (ledger.gc_policy) or the interpreter's",
     )
     args = ap.parse_args(argv)
+    if args.switch_ms:
+        sys.setswitchinterval(args.switch_ms / 1e3)
     ring = Keyring.generate()
     for seats in args.seats:
         settle_s: list[float] = []
@@ -273,9 +319,15 @@ def main(argv: Sequence[str] | None = None, done: Callable[..., Any] | None = No
             run = Run("bench_table_settle", f"{args.label} {args.backend} seats={seats}".strip())
             clock = Clock()
             with store(args.backend, ring, clock) as app, collector(args.gc == "serve"):
-                figures = one_round(app, clock, seats, args.batch)
+                figures = one_round(app, clock, seats, args.batch, args.busy)
             figures.update(
-                seats=seats, backend=args.backend, run=k + 1, label=args.label, gc=args.gc
+                seats=seats,
+                backend=args.backend,
+                run=k + 1,
+                label=args.label,
+                gc=args.gc,
+                busy=args.busy,
+                switch_ms=args.switch_ms or sys.getswitchinterval() * 1e3,
             )
             run.done(figures)
             settle_s.append(figures["settle_s"])

@@ -40,18 +40,21 @@ def launch(
     access_log: bool = False,
     descriptors: int | None = None,
     root: Path | None = None,
+    entry: Path | None = None,
     **env_extra: str,
 ) -> tuple[str, int, subprocess.Popen[str]]:
     """``croupier serve [args]`` in a child process on a free port (nothing inherited from
     this environment's CROUPIER_/POSTGRES_ settings), once /health answers; run in
     ``cwd`` (default: the data directory), with at most ``descriptors`` open files if given
     (``ulimit -n``); the server's code from ``root`` (default: this checkout; a bench
-    compares another commit's server with the same load generator)."""
+    compares another commit's server with the same load generator); ``entry``: a script
+    run in place of ``-m api.cli`` with the same arguments (a bench's wrapper of it)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CROUPIER_", "POSTGRES_"))}
     env.update(TEST_LIMITS)  # tests/conftest.py: limits lifted for the test run
     env.update(CROUPIER_DATA_DIR=str(data_dir), PYTHONPATH=str(root or ROOT), **env_extra)
-    cmd = [sys.executable, "-m", "api.cli", "serve", "--port", str(port)]
+    cli = ["-m", "api.cli"] if entry is None else [str(entry)]
+    cmd = [sys.executable, *cli, "serve", "--port", str(port)]
     cmd += [*([] if access_log else ["--no-access-log"]), *args]
     # Its own process group: a failed start kills the workers of `--workers N` too (orphaned
     # workers would hold the output pipe open and hang communicate()).
