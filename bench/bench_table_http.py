@@ -504,7 +504,7 @@ def run(
         "CROUPIER_CACHE_BUDGET_MB": str(max(64, m // 32)),
     }
     serve = ["--workers", str(workers)] if workers > 1 else []
-    if switch_ms is not None:  # else serve's own (ledger.switch_policy)
+    if switch_ms is not None:  # else the interpreter's (ledger.switch_policy)
         env["CROUPIER_SWITCH_INTERVAL_MS"] = str(switch_ms)
     entry = None
     if shoe_seed is not None:  # every shoe the same: runs of two trees compare
@@ -875,7 +875,7 @@ def main() -> None:
     ap.add_argument(
         "--switch-ms",
         type=float,
-        help="the server's CROUPIER_SWITCH_INTERVAL_MS (default: what croupier serve sets)",
+        help="the server's CROUPIER_SWITCH_INTERVAL_MS (default: unset, the interpreter's 5 ms)",
     )
     ap.add_argument(
         "--shoe-seed",
