@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from copy import deepcopy
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -66,6 +66,7 @@ class Casino(Protocol):
 
     def find(self, cls: type[Any], aggregate_id: UUID) -> Any: ...
     def cached(self, aggregate_id: UUID) -> Aggregate | None: ...
+    def refresh(self, ids: Iterable[UUID]) -> None: ...
     def save(self, *objs: Any, **kwargs: Any) -> Any: ...
     def handle(
         self, handler: AnyHandler, uow: UnitOfWork, cmd: c.Command[Any], rid: UUID, digest: str
@@ -266,14 +267,18 @@ def run_batch(app: Casino, batch: list[Pending]) -> None:
     """Run, save and answer every command of ``batch`` (see module docstring).
 
     A batch that collides (a stale cached aggregate, a version conflict at insert) runs
-    once more as one batch on state read from the store, not the cache; only if that
-    collides too do its commands take the careful path one by one. A collision is
-    usually another writer of this process (the table runner closing a step while a
-    table's decisions are written): command by command, each would read and copy every
-    aggregate again, a 10,000-seat round included, for thousands of commands."""
+    once more as one batch on state brought up to the store's: the cached copies of
+    every aggregate the first try used refreshed in a few queries (``Casino.refresh``),
+    the others read from the store; only if that collides too do its commands take the
+    careful path one by one. A collision is usually another writer of this process (the
+    table runner closing a step while a table's decisions are written), or of another
+    (a tables process settling seats a front wrote to): command by command, or an
+    aggregate at a time, each would read every aggregate again, a 10,000-seat round
+    included, for thousands of commands."""
+    used: set[UUID] = set()
     for fresh in (False, True):
         try:
-            _run(app, batch, fresh)
+            _run(app, batch, fresh, used)
             return
         except _Fallback:
             app.fallbacks += 1
@@ -283,10 +288,30 @@ def run_batch(app: Casino, batch: list[Pending]) -> None:
             app.run_carefully(p)
 
 
-def _run(app: Casino, batch: list[Pending], fresh: bool = False) -> None:
-    """One try at the batch (``fresh``: every aggregate read from the store); nothing is
-    answered or kept if it raises :class:`_Fallback`."""
-    view = BatchView(app, fresh)
+def _run(
+    app: Casino, batch: list[Pending], fresh: bool = False, used: set[UUID] | None = None
+) -> None:
+    """One try at the batch (``fresh``: the cached aggregates of ``used``, those of the
+    try before, refreshed first, any other read from the store; every aggregate read
+    from the store if that refresh fails); nothing is answered or kept if it raises
+    :class:`_Fallback`, and ``used`` then holds what this try used."""
+    refreshed = False
+    if fresh and used:
+        try:
+            app.refresh(used)
+            refreshed = True
+        except Exception as e:  # the store, or a row it refuses: each read tells its own
+            log.warning("a batch's aggregates not refreshed, read one by one: %r", e)
+    view = BatchView(app, fresh=fresh and not refreshed)
+    try:
+        _try(app, batch, view)
+    except _Fallback:
+        if used is not None:
+            used.update(view.held, view.lent, view.cached_at)
+        raise
+
+
+def _try(app: Casino, batch: list[Pending], view: BatchView) -> None:
     records: dict[UUID, Request] = {}
     accepted: list[Pending] = []
     refused: list[tuple[Pending, BaseException]] = []
