@@ -47,13 +47,13 @@ from api.front import Front
 from api.health import Health
 from api.health import health as sealer_health
 from api.limits import Guard, command_buckets
-from api.table_runners import TableRunners, ensure_default_table
+from api.table_runners import STANDBY_SECONDS, TableRunners, ensure_default_table
 from ledger import gc_policy, switch_policy
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
 from ledger.contracts import SignificantKind
 from ledger.readside.runner import Runner
-from ledger.runner_lease import lease_for
+from ledger.runner_lease import leases_for
 from ledger.settings import Settings
 from ledger.significant import server_event
 
@@ -88,15 +88,16 @@ def create_app(
         runners: TableRunners | None = None
         if app.state.casino is None:
             owned = await to_thread.run_sync(bootstrap, settings)
-            # One process per log runs the live tables and the log's upkeep: the views'
-            # fold and runner, and the sealer's timer (ledger.runner_lease).
-            lease = lease_for(owned.recorder)
-            owned.sealer.on_duty = lease.holds_now
+            # One process per log runs the live tables, one does the log's upkeep (the
+            # views' fold and runner, the sealer's timer): the same one in the role
+            # ``all``, a tables process and a front otherwise (ledger.runner_lease).
+            lease, upkeep = leases_for(owned.recorder, settings.role)
+            owned.sealer.on_duty = upkeep.holds_now
             if owned.readside.commits is not None:
-                owned.readside.commits.on_duty = lease.holds_now
+                owned.readside.commits.on_duty = upkeep.holds_now
             owned.sealer.start(settings.checkpoint_interval_seconds)
             # The read side's views follow the log in the background (ledger.readside).
-            views = Runner(owned.readside, settings.readside_poll_seconds, lease.holds_now)
+            views = Runner(owned.readside, settings.readside_poll_seconds, upkeep.holds_now)
             views.start()
             owned.on_close.insert(0, views.stop)
             await to_thread.run_sync(server_event, owned, SignificantKind.SERVER_STARTED)
@@ -111,7 +112,17 @@ def create_app(
             created = await to_thread.run_sync(ensure_default_table, owned)
             if created is not None:
                 print(f"live table {created} created (Infinite Blackjack, EUR)", flush=True)
-            runners = TableRunners(owned, lease=lease)
+            # A front only tells the tables process which of its commands wait
+            # (ledger.tables.holds), and keeps its upkeep lease: it never ticks a table,
+            # not even on standby.
+            standby = None if settings.role == "front" else STANDBY_SECONDS
+            runners = TableRunners(
+                owned,
+                lease=lease,
+                upkeep=upkeep,
+                standby_seconds=standby,
+                read_ahead=settings.role == "tables",
+            )
             runners.start()
             app.state.table_runners = runners  # api.metrics samples their tables' lag
             if owned.seamless is not None:  # roll back unknown debits, start the outbox

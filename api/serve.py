@@ -22,6 +22,7 @@ from fastapi import FastAPI
 from api.app import create_app
 from api.auth import load_credentials
 from api.metrics import MULTIPROC_ENV
+from ledger.runner_lease import SPLIT_NEEDS_POSTGRES
 from ledger.settings import Settings
 
 WORKER_APP = "api.serve:worker_app"
@@ -33,7 +34,10 @@ WORKER_HEALTHCHECK_SECONDS = 60
 
 
 def workers_refused(settings: Settings, workers: int) -> str | None:
-    """Why ``--workers`` cannot be served on this store, or None."""
+    """Why ``--workers`` (or a process of a split role: ``CROUPIER_ROLE``) cannot be served
+    on this store, or None."""
+    if settings.role != "all" and not settings.uses_postgres:
+        return SPLIT_NEEDS_POSTGRES.format(role=settings.role)
     if workers < 1:
         return f"--workers {workers}: at least one worker is needed"
     if workers > 1 and not settings.uses_postgres:

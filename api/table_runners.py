@@ -70,13 +70,22 @@ class TableRunners:
         interval: float = INTERVAL_SECONDS,
         discover_every: int = DISCOVER_EVERY,
         lease: Lease | None = None,
-        standby_seconds: float = STANDBY_SECONDS,
+        standby_seconds: float | None = STANDBY_SECONDS,
+        upkeep: Lease | None = None,
         monotonic: Callable[[], float] = time.monotonic,
+        read_ahead: bool = False,
     ) -> None:
         self.app = app
+        self.read_ahead = read_ahead
+        """The runners read their seats ahead (a tables process's: ``TableRunner``)."""
         self.lease = lease if lease is not None else lease_for(app.recorder)
         """Whether the background thread ticks every interval (:meth:`turn`)."""
         self.standby_seconds = standby_seconds
+        """Without the lease, a tick this often; None: never (a front's, which only
+        shares its intake's holds: ``CROUPIER_ROLE=front``)."""
+        self.upkeep = upkeep if upkeep is not None else self.lease
+        """The upkeep's lease (:func:`ledger.runner_lease.leases_for`): the runners' own in
+        the role ``all``; else kept (taken, checked) by this thread too, every tick."""
         self.monotonic = monotonic
         self._standby_due = 0.0
         self.discover_every = discover_every
@@ -102,7 +111,9 @@ class TableRunners:
             for note in page:
                 table = self.app.find(Table, UUID(str(note.originator_id)))
                 if table is not None and table.table not in self.runners:
-                    self.runners[table.table] = TableRunner(self.app, table.table, self.clock)
+                    self.runners[table.table] = TableRunner(
+                        self.app, table.table, self.clock, read_ahead=self.read_ahead
+                    )
             if len(page) < 500:
                 self._seen = top
                 return
@@ -135,7 +146,7 @@ class TableRunners:
 
     def turn(self) -> bool:
         """Whether the background thread ticks now: always while this process holds the
-        lease; without it, once every ``standby_seconds``."""
+        lease; without it, once every ``standby_seconds`` (never if None)."""
         try:
             if self.lease.held():
                 return True
@@ -144,6 +155,8 @@ class TableRunners:
             if self._last_error.get("lease") != text:
                 log.warning("table runners: the lease cannot be taken: %s", text)
                 self._last_error["lease"] = text
+        if self.standby_seconds is None:
+            return False
         now = self.monotonic()
         if now < self._standby_due:
             return False
@@ -153,6 +166,8 @@ class TableRunners:
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
             self.share_holds()
+            if self.upkeep is not self.lease:
+                self.keep_upkeep()
             if not self.turn():
                 continue
             try:
@@ -185,6 +200,19 @@ class TableRunners:
         else:
             self._last_error.pop("holds", None)
 
+    def keep_upkeep(self) -> None:
+        """Take the upkeep's lease if free, or check it is still held (no I/O between its
+        tries and checks); a store that is down is told once."""
+        try:
+            self.upkeep.held()
+        except Exception as e:
+            text = f"{type(e).__name__}: {e}"
+            if self._last_error.get("upkeep") != text:
+                log.warning("table runners: the upkeep's lease cannot be taken: %s", text)
+                self._last_error["upkeep"] = text
+        else:
+            self._last_error.pop("upkeep", None)
+
     def stop(self, timeout: float = 10.0) -> None:
         """Stop after the current tick (its commands complete) and wait for it."""
         self._stop.set()
@@ -192,3 +220,5 @@ class TableRunners:
             self._thread.join(timeout)
             self._thread = None
         self.lease.release()
+        if self.upkeep is not self.lease:
+            self.upkeep.release()

@@ -116,7 +116,7 @@ STORE_FAILING = Gauge(
 UPKEEP = Gauge(
     "croupier_upkeep_processes",
     "Processes folding the views and sealing checkpoints on their timer (the holder of the "
-    "runners' lease): 1 in a deployment that works, 0 while none does.",
+    "upkeep's lease): 1 in a deployment that works, 0 while none does.",
     ["cell"],
     multiprocess_mode="livesum",
 )

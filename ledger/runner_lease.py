@@ -32,6 +32,15 @@ the holder; if the holder dies, the next process to take the lease (within
 checkpoint.
 
 On SQLite the server is one process: the lease is always held.
+
+**Roles** (``CROUPIER_ROLE``, :func:`leases_for`). By default (``all``) one lease covers
+the runners and the upkeep, as above. A deployment may instead split them: *fronts*
+(``front``: the players' connections and commands, and the upkeep under a lock of its
+own, :func:`upkeep_lock_name`, so one front folds and seals) beside a *tables* process
+(``tables``: the runners' lease, never the upkeep). Then a 10,000-seat deal, step close
+and settlement run in an interpreter of their own, not beside the event loop that writes
+to the players' sockets. A front never ticks a table (not even on standby): if no tables
+process runs, the tables wait for one.
 """
 
 from __future__ import annotations
@@ -39,7 +48,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 log = logging.getLogger("croupier.tables")
 
@@ -60,6 +69,15 @@ class Lease(Protocol):
     def release(self) -> None: ...
 
 
+Role = Literal["all", "front", "tables"]
+"""What a process does (``CROUPIER_ROLE``; :func:`leases_for`)."""
+
+SPLIT_NEEDS_POSTGRES = (
+    "CROUPIER_ROLE={role} needs PostgreSQL (set CROUPIER_DATABASE_URL): on SQLite the"
+    " one process runs the tables and the log's upkeep"
+)
+
+
 class AlwaysHeld:
     """One process per store (SQLite): nobody else could run the runners."""
 
@@ -73,9 +91,29 @@ class AlwaysHeld:
         return None
 
 
+class NeverHeld:
+    """A lease this process's role never takes (``CROUPIER_ROLE``: a front never runs the
+    tables, a tables process never does the upkeep)."""
+
+    def held(self) -> bool:
+        return False
+
+    def holds_now(self) -> bool:
+        return False
+
+    def release(self) -> None:
+        return None
+
+
 def lock_name(schema: str, table: str) -> str:
     """The advisory lock's name (hashed to its 64-bit key by ``hashtextextended``)."""
     return f"croupier-table-runners:{schema}.{table}"
+
+
+def upkeep_lock_name(schema: str, table: str) -> str:
+    """The upkeep's own lock, taken by front processes (``CROUPIER_ROLE=front``): in the
+    role ``all`` the runners' lock covers the upkeep too."""
+    return f"croupier-upkeep:{schema}.{table}"
 
 
 class RunnerLease:
@@ -87,9 +125,13 @@ class RunnerLease:
         retry_seconds: float = RETRY_SECONDS,
         check_seconds: float = CHECK_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        name: Callable[[str, str], str] = lock_name,
+        duties: str = "runs the tables, folds the views and seals",
     ) -> None:
         self.datastore = recorder.datastore
-        self.name = lock_name(recorder.datastore.schema, recorder.events_table_name)
+        self.name = name(recorder.datastore.schema, recorder.events_table_name)
+        self.duties = duties
+        """What the holder does, for the log line when it takes the lease."""
         self.retry_seconds = retry_seconds
         self.check_seconds = check_seconds
         self.clock = clock
@@ -128,10 +170,7 @@ class RunnerLease:
             return False
         self._kept = (manager, conn)
         self._next_check = now + self.check_seconds
-        log.info(
-            "table runners: this process runs the tables, folds the views and seals (%s)",
-            self.name,
-        )
+        log.info("table runners: this process %s (%s)", self.duties, self.name)
         return True
 
     def holds_now(self) -> bool:
@@ -162,3 +201,29 @@ def lease_for(recorder: object) -> Lease:
     if isinstance(recorder, PostgresApplicationRecorder):
         return RunnerLease(recorder)
     return AlwaysHeld()
+
+
+def leases_for(recorder: object, role: Role = "all") -> tuple[Lease, Lease]:
+    """A process's two leases on ``recorder``'s log: (the tables' runners', the upkeep's:
+    the views' fold at commit, their catch-up and the sealer's timer).
+
+    - ``all``: one lease for both (:func:`lease_for`), as every process had before roles;
+    - ``front``: never the runners' (another process runs the tables); the upkeep under
+      a lock of its own (:func:`upkeep_lock_name`), so one of several fronts folds;
+    - ``tables``: the runners' lease, never the upkeep.
+
+    A deployment runs processes of the role ``all`` only, or fronts beside tables
+    processes: an ``all`` process beside a front would fold beside it (correct, as two
+    folders are, but each would drop its cache of view rows at every commit). The split
+    roles need PostgreSQL (``ValueError``): on SQLite the server is one process."""
+    from eventsourcing.postgres import PostgresApplicationRecorder
+
+    if role == "all":
+        lease = lease_for(recorder)
+        return lease, lease
+    if not isinstance(recorder, PostgresApplicationRecorder):
+        raise ValueError(SPLIT_NEEDS_POSTGRES.format(role=role))
+    if role == "front":
+        upkeep = RunnerLease(recorder, name=upkeep_lock_name, duties="folds the views and seals")
+        return NeverHeld(), upkeep
+    return RunnerLease(recorder, duties="runs the tables"), NeverHeld()

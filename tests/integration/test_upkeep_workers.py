@@ -9,7 +9,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -29,13 +29,15 @@ def pg(tmp_path: Path) -> Iterator[Store]:
     yield from _make_store("postgres", tmp_path)
 
 
-def _lease_holder(schema: str, workers: list[int]) -> int | None:
-    """The worker whose database connection holds the runners' lease, if one does: the
-    lock's backend, its client port, the socket with that port, the worker with that
-    socket open."""
+def _lease_holder(
+    schema: str, workers: list[int], name: Callable[[str, str], str] = lock_name
+) -> int | None:
+    """The worker whose database connection holds the runners' lease (or the lock
+    ``name`` names), if one does: the lock's backend, its client port, the socket with
+    that port, the worker with that socket open."""
     with psycopg.connect(PG_URL, autocommit=True) as conn:
         key = conn.execute(
-            "SELECT hashtextextended(%s, 0)", (lock_name(schema, "casino_events"),)
+            "SELECT hashtextextended(%s, 0)", (name(schema, "casino_events"),)
         ).fetchone()
         assert key is not None
         row = conn.execute(
