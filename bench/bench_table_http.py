@@ -40,7 +40,7 @@ give the spread with the load average (printed).
 
     PYTHONPATH=. python bench/bench_table_http.py --players 100 500 1000 [--runs 2] [--rounds 2]
         [--mode ws sse] [--spread] [--side-bet] [--procs K] [--workers N] [--profile DIR]
-        [--server-tree PATH] [--label TEXT]
+        [--server-tree PATH] [--tables-process] [--label TEXT]
 
 One JSON line per run and mode (bench/record.py: bench/results/bench_table_http.jsonl),
 with ``players``, ``bets_refused``, ``decision_p99_ms``, ``fanout_p99_ms`` and ``lost``;
@@ -77,7 +77,11 @@ checkout's server (say, the commit before a change) under this load generator;
 ``--shoe-seed HEX`` starts it through ``bench/fixed_shoe_serve.py``, which draws every
 seed as HEX: each run deals the same shoe (a random shoe deals one run 10,000 decisions
 and the next 30,000, or an insurance round the dealer's blackjack ends), so the runs of
-two trees compare. The record keeps the seed (``shoe_seed``).
+two trees compare. The record keeps the seed (``shoe_seed``). ``--tables-process`` runs
+the table's runner in a second ``croupier serve`` on the same database
+(``CROUPIER_ROLE=tables``, started first) and the players' server as a front
+(``CROUPIER_ROLE=front``); ``server_cpu_s`` then counts both, and the record says
+``tables_process``.
 """
 
 from __future__ import annotations
@@ -203,8 +207,12 @@ class Meter:
     ``dealer-played``) and ``settlement`` (from there to the first ``round-settled``),
     each with the server's CPU and the commands answered in it."""
 
-    def __init__(self, server: int, db: str, profile: Path | None) -> None:
+    def __init__(
+        self, server: int, db: str, profile: Path | None, tables: int | None = None
+    ) -> None:
         self.server, self.db, self.profile = server, db, profile
+        self.tables = tables
+        """The tables process's pid (``--tables-process``): its CPU is the server's too."""
         self.spy: subprocess.Popen[bytes] | None = None
         self.lock = threading.Lock()
         """Every client sees the phase's last message: one of them ends it."""
@@ -224,10 +232,15 @@ class Meter:
             ).fetchall()
         return {pid: cpu_of(pid) for (pid,) in rows}
 
+    def server_cpu(self) -> float:
+        """Every process of the server: its workers', and the tables process's if any."""
+        tables = 0.0 if self.tables is None else group_cpu(self.tables)
+        return group_cpu(self.server) + tables
+
     def start(self) -> None:
         self.begin("bets")
         time.sleep(1)  # py-spy attached before the first bet
-        self.cpu0 = group_cpu(self.server)
+        self.cpu0 = self.server_cpu()
         self.pg0 = self.backends()
         self.started = time.time()
 
@@ -271,7 +284,7 @@ class Meter:
             print(f"py-spy: {err.decode()[-2000:]}", file=sys.stderr)
 
     def stop(self) -> dict[str, float]:
-        server = group_cpu(self.server) - self.cpu0
+        server = self.server_cpu() - self.cpu0
         pg = sum(cpu - self.pg0.get(pid, 0.0) for pid, cpu in self.backends().items())
         if self.phase is not None:
             self.end(self.phase)
@@ -481,6 +494,7 @@ def run(
     workers: int = 1,
     shoe_seed: str | None = None,
     switch_ms: float | None = None,
+    tables_process: bool = False,
 ) -> dict[str, Any]:
     schema = "bench_" + uuid.uuid4().hex[:10]
     with psycopg.connect(PG, autocommit=True) as conn:
@@ -510,9 +524,25 @@ def run(
     if shoe_seed is not None:  # every shoe the same: runs of two trees compare
         entry = Path(__file__).resolve().parent / "fixed_shoe_serve.py"
         env["BENCH_SHOE_SEED"] = shoe_seed
-    base, _, proc = launch(
-        data_dir, *serve, startup_seconds=180, root=server_tree, entry=entry, **env
-    )
+    tables = None
+    if tables_process:  # the table's runner in a process of its own; the players' on a front
+        _, _, tables = launch(
+            data_dir,
+            startup_seconds=180,
+            root=server_tree,
+            entry=entry,
+            **env,
+            CROUPIER_ROLE="tables",
+        )
+        env["CROUPIER_ROLE"] = "front"
+    try:
+        base, _, proc = launch(
+            data_dir, *serve, startup_seconds=180, root=server_tree, entry=entry, **env
+        )
+    except BaseException:
+        if tables is not None:
+            stop(tables)
+        raise
     load_before = os.getloadavg()
     try:
         tokens = json.loads((data_dir / "api-tokens.json").read_text())
@@ -531,7 +561,7 @@ def run(
             timeout=60,
         ).raise_for_status()
         created = time.time()  # the table's first round opens now, its window running
-        meter = Meter(proc.pid, db, profile)
+        meter = Meter(proc.pid, db, profile, None if tables is None else tables.pid)
         # the play starts once the first round's window has closed with no bet (the round
         # then waits for its first bet, which opens a full window): every run the same
         not_before = created + betting_ms(m) / 1000 + FIRST_WINDOW_MARGIN_S
@@ -549,18 +579,26 @@ def run(
         result["workers"] = workers
         result["shoe_seed"] = shoe_seed
         result["switch_ms"] = switch_ms
+        result["tables_process"] = tables_process
         result["lost"], result["expected"] = lost(result, db, data_dir)
     finally:
-        proc.terminate()
-        try:
-            proc.communicate(timeout=120)
-        except subprocess.TimeoutExpired:  # never leave a server running after a failed run
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate(timeout=60)
+        for server in (proc, tables):
+            if server is not None:
+                stop(server)
         with psycopg.connect(PG, autocommit=True) as conn:
             conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
     result["load"] = (load_before, os.getloadavg())
     return result
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    """Stop a server; never leave one running after a failed run."""
+    proc.terminate()
+    try:
+        proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
 
 
 @dataclass
@@ -871,6 +909,12 @@ def main() -> None:
         help="croupier serve --workers N: the players' sockets dealt over N processes by"
         " the kernel, the table's runner fenced to one of them",
     )
+    ap.add_argument(
+        "--tables-process",
+        action="store_true",
+        help="run the table's runner in a second croupier serve on the same database"
+        " (CROUPIER_ROLE=tables), the players' server a front (CROUPIER_ROLE=front)",
+    )
     ap.add_argument("--label", default="", help="added to each run's name in the record")
     ap.add_argument(
         "--switch-ms",
@@ -928,6 +972,7 @@ def main() -> None:
                     args.workers,
                     args.shoe_seed,
                     args.switch_ms,
+                    args.tables_process,
                 )
                 r.pop("load")
                 # a figure of nothing (no decision answered: no p99) is recorded as null
