@@ -452,10 +452,11 @@ class TableRunner:
         self.table = table
         self.clock = clock
         self.read_ahead = read_ahead
-        """Bring the seats (and sessions) an action reads up to the store's first, in a
-        query per 400 (:meth:`_read_ahead`): a tables process's (``CROUPIER_ROLE=tables``),
-        whose cache a front's writes leave behind. In one process the cache is the
-        store's, and the action's own check finds what little another writer changed."""
+        """Read each settlement batch's seats and sessions ahead, in a query per 400
+        (:meth:`_read_ahead`): a tables process's (``CROUPIER_ROLE=tables``), whose cache
+        a front's writes leave behind. In one process the cache is the store's. (Read
+        ahead at each window's close too, it made the closes later, not sooner:
+        docs/performance/table-command-budget.md.)"""
         self._settled: tuple[UUID | None, int] = (None, 0)
         """(round id, how many of its first dealt seats are settled) while it settles."""
         self._waiting: tuple[UUID, int, frozenset[UUID]] | None = None
@@ -487,8 +488,6 @@ class TableRunner:
             return f"{key}:start", tc.StartBetting(name, number, at)
         if due and rnd.phase in _WINDOWS and self._held(rnd, now):
             return None  # commands that arrived in time still wait for their batch
-        if self.read_ahead and due and rnd.phase in _WINDOWS:  # a close reads every seat
-            self._read_ahead(rnd, [UUID(s) for s in rnd.seats], sessions=False)
         if rnd.phase is Phase.BETTING:
             return (f"{key}:deal", tc.DealRound(name, number, at)) if due else None
         when = "due" if due else "early"
@@ -505,30 +504,27 @@ class TableRunner:
                 if self.read_ahead:
                     size = rnd.settings.settle_batch
                     batch = [UUID(s) for s in rnd.seats[b * size : (b + 1) * size]]
-                    self._read_ahead(rnd, batch, sessions=True)
+                    self._read_ahead(batch)
                 return f"{number}:settle-batch:{b}", tc.SettleBatch(name, number, at, b)
             return f"{key}:settle", tc.FinishRound(name, number, at)
         return None
 
-    def _read_ahead(self, rnd: TableRound, seats: list[UUID], sessions: bool) -> None:
-        """Bring ``seats`` (and, with ``sessions``, the sessions of those still open)
-        into the cache at the store's newest in a query per 400 (``Casino.refresh``):
-        a front wrote their bets, decisions and money, and the action would otherwise
-        collide on them and read them again (a window's close), or read each alone (a
-        settlement batch: a query or two per seat and per session). Only a shortcut:
-        the action checks what it read against the store as ever."""
+    def _read_ahead(self, seats: list[UUID]) -> None:
+        """Bring a settlement batch's seats, then the sessions of those still open, into
+        the cache at the store's newest in a query per 400 each (``Casino.refresh``): a
+        front wrote their bets, decisions and money, and the batch would otherwise read
+        each one alone, a query or two per seat and per session. Only a shortcut: the
+        batch checks what it read against the store as ever."""
         try:
             self.app.refresh(seats)
-            if not sessions:
-                return
-            open_sessions = set()
+            sessions = set()
             for sid in seats:
                 seat = self.app.cached(sid)
                 if isinstance(seat, TableSeat) and seat.status is SeatStatus.OPEN:
-                    open_sessions.add(UUID(str(seat.session_id)))
-            self.app.refresh(open_sessions)
-        except Exception as e:  # the store, a row it refuses: the action's reads tell
-            log.warning("table %s: seats not read ahead: %r", rnd.table, e)
+                    sessions.add(UUID(str(seat.session_id)))
+            self.app.refresh(sessions)
+        except Exception as e:  # the store, a row it refuses: the batch's reads tell
+            log.warning("table %s: a settlement batch not read ahead: %r", self.table, e)
 
     def _held(self, rnd: TableRound, now: datetime) -> bool:
         """Whether the window's close waits: a command that arrived before its deadline
