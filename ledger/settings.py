@@ -75,14 +75,14 @@ class Settings(BaseSettings):
     event loop's thread to hand it the GIL); ``0`` keeps the interpreter's 5 ms, which
     answered 10,000 players' decisions fastest of the values measured."""
     role: Role = "all"
-    """What this process does on a PostgreSQL log shared by several (:mod:`ledger.runner_lease`):
+    """What this process does on a PostgreSQL log several share (:mod:`ledger.runner_lease`):
     ``all`` (the default) serves the API and may run the live tables' runners and the
     log's upkeep (the views' fold, the checkpoints' seals), one process at a time;
     ``front`` serves the API and may do the upkeep, never the tables; ``tables`` runs the
     tables' runners (its API serves too) and never the upkeep. Fronts beside one tables
     process keep a 10,000-seat deal and settlement off the interpreter of the players'
-    sockets (the operator guide, "A front and a tables process"). ``front`` and
-    ``tables`` need PostgreSQL."""
+    sockets; on a 2-core machine that measured slower than ``all`` (the operator guide,
+    "A front and a tables process"). ``front`` and ``tables`` need PostgreSQL."""
     create_tables: bool = True
     """``false`` when the schema was made by ``croupier db init`` (the application role owns
     nothing)."""
