@@ -77,7 +77,8 @@ class TableRunners:
     ) -> None:
         self.app = app
         self.read_ahead = read_ahead
-        """The runners read their seats ahead (a tables process's: ``TableRunner``)."""
+        """Each runner reads its settlement batches' seats and sessions ahead (a tables
+        process's: ``TableRunner.read_ahead``)."""
         self.lease = lease if lease is not None else lease_for(app.recorder)
         """Whether the background thread ticks every interval (:meth:`turn`)."""
         self.standby_seconds = standby_seconds
