@@ -191,28 +191,25 @@ class TableRunners:
         holds = getattr(self.app, "table_holds", None)
         if holds is None:
             return
-        try:
-            holds.sync()
-        except Exception as e:  # never the tables' thread's end: logged once, tried again
-            text = f"{type(e).__name__}: {e}"
-            if self._last_error.get("holds") != text:
-                log.warning("table runners: sharing the intake's holds failed: %s", text)
-                self._last_error["holds"] = text
-        else:
-            self._last_error.pop("holds", None)
+        self._told("holds", "sharing the intake's holds failed", holds.sync)
 
     def keep_upkeep(self) -> None:
         """Take the upkeep's lease if free, or check it is still held (no I/O between its
         tries and checks); a store that is down is told once."""
+        self._told("upkeep", "the upkeep's lease cannot be taken", self.upkeep.held)
+
+    def _told(self, key: str, what: str, call: Callable[[], object]) -> None:
+        """``call``, its failure logged once per distinct error (never the tables'
+        thread's end: tried again next tick)."""
         try:
-            self.upkeep.held()
+            call()
         except Exception as e:
             text = f"{type(e).__name__}: {e}"
-            if self._last_error.get("upkeep") != text:
-                log.warning("table runners: the upkeep's lease cannot be taken: %s", text)
-                self._last_error["upkeep"] = text
+            if self._last_error.get(key) != text:
+                log.warning("table runners: %s: %s", what, text)
+                self._last_error[key] = text
         else:
-            self._last_error.pop("upkeep", None)
+            self._last_error.pop(key, None)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop after the current tick (its commands complete) and wait for it."""

@@ -768,41 +768,33 @@ class AppendOnlyPostgresRecorder(PostgresApplicationRecorder):
         """Every event of each aggregate after the version given, by aggregate then
         version: one query per :data:`NEWER_CHUNK` aggregates, where ``select_events``
         takes one each (each aggregate probed through the primary key, as below)."""
-        out: list[StoredEvent] = []
-        for i in range(0, len(versions), NEWER_CHUNK):
-            chunk = versions[i : i + NEWER_CHUNK]
-            with self.datastore.get_connection() as conn, conn.cursor() as curs:
-                curs.execute(
-                    self._select_newer_statement,
-                    ([aid for aid, _ in chunk], [ver for _, ver in chunk]),
-                    prepare=True,
-                )
-                out.extend(
-                    StoredEvent(
-                        originator_id=row["originator_id"],
-                        originator_version=row["originator_version"],
-                        topic=row["topic"],
-                        state=bytes(row["state"]),
-                    )
-                    for row in curs.fetchall()
-                )
-        return out
+        return [
+            StoredEvent(
+                originator_id=row["originator_id"],
+                originator_version=row["originator_version"],
+                topic=row["topic"],
+                state=bytes(row["state"]),
+            )
+            for rows in self._by_chunk(self._select_newer_statement, versions)
+            for row in rows
+        ]
 
     @once_more
     def any_newer(self, versions: Sequence[tuple[UUID, int]]) -> bool:
         """Whether any of the aggregates has an event after the version given: one query
         per :data:`NEWER_CHUNK` aggregates, where ``select_events`` takes one each."""
+        return any(rows for rows in self._by_chunk(self._any_newer_statement, versions))
+
+    def _by_chunk(self, statement: Any, versions: Sequence[tuple[UUID, int]]) -> Iterator[Any]:
+        """``statement``'s rows for each :data:`NEWER_CHUNK` of (aggregate, version)
+        pairs, one query each, as they are asked for."""
         for i in range(0, len(versions), NEWER_CHUNK):
             chunk = versions[i : i + NEWER_CHUNK]
             with self.datastore.get_connection() as conn, conn.cursor() as curs:
                 curs.execute(
-                    self._any_newer_statement,
-                    ([aid for aid, _ in chunk], [ver for _, ver in chunk]),
-                    prepare=True,
+                    statement, ([aid for aid, _ in chunk], [ver for _, ver in chunk]), prepare=True
                 )
-                if curs.fetchall():
-                    return True
-        return False
+                yield curs.fetchall()
 
     def __init__(self, datastore: PostgresDatastore, events_table_name: str = "stored_events"):
         super().__init__(datastore, events_table_name=events_table_name)

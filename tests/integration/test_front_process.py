@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -22,6 +20,7 @@ import pytest
 from audit_cli.main import main as audit_cli
 from ledger.runner_lease import SPLIT_NEEDS_POSTGRES, upkeep_lock_name
 from tests.integration.test_http_serve import launch
+from tests.integration.test_operability import _serve
 from tests.integration.test_table_e2e import BUY_IN, CONFIG, TABLE, _operator, _post
 from tests.integration.test_table_socket_e2e import _sessions, _stop, _store
 from tests.integration.test_upkeep_workers import _lease_holder, _log, _until
@@ -127,32 +126,14 @@ def test_a_front_plays_a_round_a_tables_process_runs_and_neither_takes_the_other
 
 @pytest.mark.parametrize("role", ["front", "tables"])
 def test_a_split_role_on_sqlite_is_refused_at_start(tmp_path: Path, role: str) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CROUPIER_", "POSTGRES_"))}
-    env.update(CROUPIER_DATA_DIR=str(tmp_path), CROUPIER_ROLE=role)
-    done = subprocess.run(
-        [sys.executable, "-m", "api.cli", "serve", "--port", "0"],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _serve({"CROUPIER_DATA_DIR": str(tmp_path), "CROUPIER_ROLE": role}, tmp_path)
     assert done.returncode == 2
     assert done.stderr.strip() == f"error: {SPLIT_NEEDS_POSTGRES.format(role=role)}"
     assert not (tmp_path / "casino.sqlite").exists()  # refused before anything was made
 
 
 def test_an_unknown_role_is_refused_at_start(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CROUPIER_", "POSTGRES_"))}
-    env.update(CROUPIER_DATA_DIR=str(tmp_path), CROUPIER_ROLE="runner")
-    done = subprocess.run(
-        [sys.executable, "-m", "api.cli", "serve", "--port", "0"],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _serve({"CROUPIER_DATA_DIR": str(tmp_path), "CROUPIER_ROLE": "runner"}, tmp_path)
     assert done.returncode == 2, done.stderr
     assert "CROUPIER_ROLE: Input should be 'all', 'front' or 'tables'" in done.stderr
     assert not (tmp_path / "casino.sqlite").exists()
