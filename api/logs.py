@@ -22,12 +22,12 @@ import logging
 import re
 import sys
 import time
-import uuid
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs
 
+from ledger import entropy
 from ledger.settings import Settings
 
 ACCESS = logging.getLogger("croupier.access")
@@ -211,7 +211,7 @@ def request_fields(scope: Any) -> dict[str, str]:
     """A request's log fields from its scope: its request id, session, table, game code."""
     headers = dict(scope.get("headers", []))
     given = headers.get(b"x-request-id", b"").decode("latin-1")
-    fields = {"request_id": given if _REQUEST_ID.match(given) else uuid.uuid4().hex}
+    fields = {"request_id": given if _REQUEST_ID.match(given) else entropy.uuid4().hex}
     path: str = scope["path"]
     if m := _SESSION.search(path):
         fields["session"] = m.group(1).lower()

@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import logging
 import threading
-import uuid
 from collections.abc import Callable
 from datetime import datetime
 from functools import partial
 from typing import Any
 
-from ledger import contracts
+from ledger import contracts, entropy
 from ledger.casino import Casino
 from ledger.commands import Command
 from ledger.presence import BEAT_SECONDS, ReleaseTable, WorkerBeat, fresh
@@ -194,7 +193,7 @@ class Presence:
         self._next = self.clock() + self.every
         if self.holding():
             beat = WorkerBeat(self.worker, self.now())
-            self.submit(partial(self._command, f"beat-{uuid.uuid4().hex}", beat))
+            self.submit(partial(self._command, f"beat-{entropy.uuid4().hex}", beat))
         self.read()
         self.reap()
 

@@ -46,6 +46,7 @@ from api.errors import ApiError
 from api.table_connections import Connections, Presence
 from api.table_feed import Subscriber, TableFeed, replay
 from api.table_schemas import TABLE_PATTERN
+from ledger import entropy
 from ledger.casino import Casino
 from ledger.commit_listener import CommitListener
 from ledger.player_settings import settings_id_for, settings_of
@@ -140,7 +141,7 @@ class TableStreams:
             else ReleaseTable(session, table, self.worker, at)
         )
         verb = "hold" if connected else "release"
-        return f"stream-{verb}-{uuid.uuid4().hex}", cmd
+        return f"stream-{verb}-{entropy.uuid4().hex}", cmd
 
     # -- feeds ------------------------------------------------------------------------------
 

@@ -9,7 +9,6 @@ the log, so reading the database mid-round reveals no undealt card.
 from __future__ import annotations
 
 import hashlib
-import os
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID, uuid5
@@ -20,6 +19,7 @@ from eventsourcing.domain import Aggregate, event
 from ledger import contracts
 from ledger.accounts import NAMESPACE
 from ledger.contracts import RoundStatus
+from ledger.entropy import token_bytes
 from ledger.errors import RoundNotOpen
 
 CODE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -41,7 +41,7 @@ def random_code(length: int) -> str:
     character is likelier than another). One read, not one a character: a system call
     costs about a microsecond on this kind of machine, and a round's code is on the
     path of every bet."""
-    return "".join([CODE_ALPHABET[b & 31] for b in os.urandom(length)])
+    return "".join([CODE_ALPHABET[b & 31] for b in token_bytes(length)])
 
 
 def new_game_code(prefix: str, now: datetime) -> str:
@@ -51,7 +51,7 @@ def new_game_code(prefix: str, now: datetime) -> str:
 
 def new_seed() -> bytes:
     """256 bits from the OS CSPRNG (DESIGN §1.4)."""
-    return os.urandom(32)
+    return token_bytes(32)
 
 
 def commitment(seed: bytes) -> str:
@@ -59,7 +59,7 @@ def commitment(seed: bytes) -> str:
 
 
 def seal_seed(key: bytes, round_id: UUID, seed: bytes) -> str:
-    nonce = os.urandom(12)
+    nonce = token_bytes(12)
     return (nonce + AESGCM(key).encrypt(nonce, seed, round_id.bytes)).hex()
 
 
