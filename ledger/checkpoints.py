@@ -28,6 +28,7 @@ from ledger import contracts, envelope, merkle, metrics, significant
 from ledger.accounts import NAMESPACE
 from ledger.contracts import SignificantKind
 from ledger.sealer_fence import fence_for
+from ledger.written import Row, Written
 
 if TYPE_CHECKING:
     from ledger.ports import LogApp
@@ -108,6 +109,14 @@ class Sealer:
         self.newest: dict[str, Any] | None = None
         """The newest checkpoint this process knows (wrote, or read from the store), kept
         in memory: ``/health`` and the metrics never wait on the store for it."""
+        events = getattr(app, "events", None)
+        self.written: Written | None = None
+        """The rows this process wrote since its last checkpoint (:mod:`ledger.written`),
+        noted by its event store for this sealer, which then need not read them."""
+        if events is not None and hasattr(events, "written"):
+            if events.written is None:
+                events.written = Written()
+            self.written = events.written
         self.last_ok: float | None = None
         """Wall time of the last tick that reached the store (sealed, or found nothing new)."""
         self.on_sealed: list[Callable[[dict[str, Any]], None]] = []
@@ -162,6 +171,8 @@ class Sealer:
         if seq != known:
             cp = self.get(seq)
             self.newest = None if cp is None else cp.view()
+            if cp is not None and self.written is not None:
+                self.written.forget_through(cp.last_notification_id)  # sealed elsewhere
         return self.newest
 
     def _load(self) -> _SealerState:
@@ -210,16 +221,28 @@ class Sealer:
             history = self.app.key_history
             news = 0  # rows other than checkpoints
             opener = self.app.mapper.open  # type: ignore[attr-defined]
-            for page in iter_pages(self.app, last_id):
+            written = self.written
+            if written is not None:
+                written.forget_through(last_id)  # another process's checkpoint covers them
+            for ids in iter_id_pages(self.app, last_id):
+                handed = written.take(ids) if written is not None else [None] * len(ids)
+                read = self._unwritten(ids, handed)
                 leaves = []
-                for note in page:
-                    _, env, h = opener(note)
-                    # Never checkpoint a row whose key was not valid at its position.
-                    history.check_row(note.id, env, f"row {note.id}")
+                for n, row in zip(ids, handed, strict=True):
+                    if row is not None:  # written here: the hash it was sealed under
+                        history.check_signer(n, row.kid, f"row {n}")
+                        h, topic = row.event_hash, row.topic
+                    elif (note := read.get(n)) is not None:
+                        _, env, h = opener(note)
+                        # Never checkpoint a row whose key was not valid at its position.
+                        history.check_row(n, env, f"row {n}")
+                        topic = note.topic
+                    else:
+                        continue  # gone since its id was read: as if never listed
                     leaves.append(merkle.leaf_hash(h))
-                    news += note.topic != contracts.CHECKPOINT_SEALED
+                    news += topic != contracts.CHECKPOINT_SEALED
+                    last_id = n
                 tree = tree.extend(leaves)  # a page at once: one new tree, not one a row
-                last_id = page[-1].id
             if not news:
                 # Nothing but the last checkpoint's own row is new: an idle log gets no
                 # more checkpoints (each would cover the one before, one a second forever).
@@ -255,6 +278,20 @@ class Sealer:
                 observer(view)
             return view
         return None
+
+    def _unwritten(
+        self, ids: Sequence[int], handed: Sequence[Row | None]
+    ) -> dict[int, Notification]:
+        """The rows of ``ids`` this process did not write (or no longer holds), read
+        from the store in one range, by id."""
+        missing = [n for n, row in zip(ids, handed, strict=True) if row is None]
+        if not missing:
+            return {}
+        want = set(missing)
+        rows = self.app.recorder.select_notifications(
+            start=missing[0], limit=len(ids), stop=missing[-1], inclusive_of_start=True
+        )
+        return {note.id: note for note in rows if note.id in want}
 
     # -- the timer used by `croupier serve` -------------------------------------------
 
@@ -328,6 +365,15 @@ def iter_notifications(
     notification order, read a page at a time."""
     for page in iter_pages(app, after_id, topics):
         yield from page
+
+
+def iter_id_pages(app: LogApp, after_id: int = 0) -> Iterator[Sequence[int]]:
+    """The notification ids after ``after_id``, a page (at most :data:`PAGE`, never
+    empty) at a time."""
+    recorder: Any = app.recorder  # the store's recorders (ledger.store) list ids
+    while ids := recorder.select_ids(after_id, PAGE):
+        yield ids
+        after_id = ids[-1]
 
 
 def iter_pages(

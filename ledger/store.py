@@ -49,6 +49,7 @@ from psycopg_pool import PoolTimeout, TooManyRequests
 from ledger import envelope
 from ledger.errors import TamperDetected
 from ledger.keys import Keyring
+from ledger.written import Written
 
 _APPEND_ONLY = "croupier: event rows are append-only"
 SQLITE_SNAPSHOTS = "stored_snapshots"
@@ -175,6 +176,9 @@ class SigningEventStore(EventStore[UUID]):
 
     def __init__(self, mapper: VerifyingMapper, recorder: AggregateRecorder) -> None:
         super().__init__(mapper, recorder)
+        self.written: Written | None = None
+        """Set by the sealer: every committed row's id and event hash, noted for the
+        next checkpoint (:mod:`ledger.written`)."""
 
     def _hash_at(self, originator_id: UUID | str, version: int) -> bytes:
         """The event hash of one version: cached by version (the repository's cached copy
@@ -296,6 +300,8 @@ class SigningEventStore(EventStore[UUID]):
         ids = self.recorder.insert_events(stored, **kwargs)
         for s_ev, h_ev in zip(stored, hashes, strict=True):
             self.mapper.remember(s_ev.originator_id, s_ev.originator_version, s_ev.state, h_ev)
+        if ids and self.written is not None:  # committed: the sealer need not read them
+            self.written.add(ids, hashes, kid, [s_ev.topic for s_ev in stored])
         recordings: list[Recording[UUID]] = []
         if ids:
             from eventsourcing.persistence import Notification
@@ -560,6 +566,17 @@ class AppendOnlySQLiteRecorder(SQLiteApplicationRecorder):
                     return True
         return False
 
+    def select_ids(self, after: int, limit: int) -> list[int]:
+        """The notification ids after ``after``, in order, at most ``limit`` (the sealer
+        reads these, and only the rows it was not handed: :mod:`ledger.written`)."""
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(
+                f"SELECT rowid FROM {self.events_table_name} WHERE rowid > ? "
+                "ORDER BY rowid LIMIT ?",
+                (after, limit),
+            )
+            return [row[0] for row in c.fetchall()]
+
     def construct_create_table_statements(self) -> list[str]:
         t = self.events_table_name
         return [
@@ -680,6 +697,18 @@ class AppendOnlyPostgresRecorder(PostgresApplicationRecorder):
             return list(starmap(Notification, c.fetchall()))
 
     select_notifications = once_more(_select_notifications)
+
+    @once_more
+    def select_ids(self, after: int, limit: int) -> list[int]:
+        """The notification ids after ``after``, in order, at most ``limit`` (the sealer
+        reads these, and only the rows it was not handed: :mod:`ledger.written`)."""
+        statement = SQL(
+            "SELECT notification_id FROM {schema}.{table} WHERE notification_id > %s "
+            "ORDER BY notification_id LIMIT %s"
+        ).format(schema=Identifier(self.datastore.schema), table=Identifier(self.events_table_name))
+        with self.datastore.get_connection() as conn, conn.cursor(row_factory=tuple_row) as c:
+            c.execute(statement, (after, limit), prepare=True)
+            return [row[0] for row in c.fetchall()]
 
     @cached_property
     def _notifications_statements(self) -> dict[tuple[bool, ...], Composed]:

@@ -122,10 +122,17 @@ class KeyHistory:
             if notification_id > self.legacy_last_id:
                 raise TamperDetected(f"{where}: a format 1 row after the log's genesis")
             return
+        self.check_signer(notification_id, env.kid, where)
+
+    def check_signer(self, notification_id: int, kid: str, where: str) -> None:
+        """Raise TamperDetected unless ``kid`` was the valid key at this position (a
+        row of format 2 or 3)."""
+        if notification_id > envelope.MAX_ROW_ID:
+            raise TamperDetected(f"{where}: row id beyond 2^48")
         valid = self.kid_at(notification_id)
-        if env.kid != valid:
+        if kid != valid:
             raise TamperDetected(
-                f"{where}: signed by key {env.kid}, but key {valid} signs at this position"
+                f"{where}: signed by key {kid}, but key {valid} signs at this position"
             )
 
 

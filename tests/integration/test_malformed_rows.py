@@ -158,6 +158,17 @@ def test_each_malformed_row_kind_is_a_named_finding_in_bounded_memory(
         assert check in _checks(doc), doc["findings"]
     report = verify_db(store.db, store.keyring.public_keys, jobs=2)
     assert check in {f.check for f in report.findings}
-    with pytest.raises(Exception) as refused:  # the sealer refuses (and the timer logs it)
-        app.seal()
+    # A sealer that did not write the row reads it and refuses it (the timer logs it).
+    with pytest.raises(Exception) as refused:
+        store.open().seal()
     assert not isinstance(refused.value, AssertionError)
+    if column == "rowid":  # the row moved: the writer's own sealer reads it and refuses it
+        with pytest.raises(Exception) as refused:
+            app.seal()
+        assert not isinstance(refused.value, AssertionError)
+        return
+    # The writer's sealer covers the row as it wrote it (ledger.written): the changed row
+    # then fails that checkpoint as well.
+    assert app.seal() is not None
+    after = verify_db(store.db, store.keyring.public_keys, jobs=2)
+    assert {check, "checkpoint-root"} <= {f.check for f in after.findings}
