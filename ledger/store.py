@@ -168,11 +168,14 @@ class SigningEventStore(EventStore[UUID]):
     mapper: VerifyingMapper
     sign_each_event = False
     """Seal every event format 2 (a signature each), as servers before format 3 did."""
-    batch_leaves = 16
+    batch_leaves = 256
     """The most events one signature covers: a row's path is at most log2 of it hashes
-    (4 here: 137 bytes a row), a signature (25 us here) is shared by up to 16 events
-    and a verification (81 us) by up to 16 rows. A save of more events is signed in
-    runs of this many."""
+    (8 here: 265 bytes a row), a signature (28 us here) is shared by up to 256 events
+    and a verification (92 us) by up to 256 rows. A save of more events is signed in
+    runs of this many. Each signature hands the GIL away (``cryptography`` signs without
+    it), and getting it back costs up to the switch interval (5 ms) while the event loop
+    runs: 16 a run made a 10,000-seat settlement's 1,900 signatures its largest wait
+    (docs/performance/request-path.md, "The GIL's hand-offs")."""
 
     def __init__(self, mapper: VerifyingMapper, recorder: AggregateRecorder) -> None:
         super().__init__(mapper, recorder)
