@@ -100,7 +100,8 @@ def seat_index(app: Any) -> Callable[[int], list[UUID]]:
 
     def index(after: int) -> list[UUID]:
         out: list[UUID] = []
-        out.extend(n.originator_id for n in seat_openings(app, after))  # type: ignore[misc]
+        # the ids alone (ledger.store's recorders), not each opening's whole row
+        out.extend(app.recorder.select_originators(contracts.SEAT_OPENED, after))
         return out
 
     return index
