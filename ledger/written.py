@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from itertools import islice
 from typing import NamedTuple
 
 
@@ -52,8 +53,8 @@ class Written:
             for n, h, topic in zip(ids, hashes, topics, strict=True):
                 rows[n] = Row(h, kid, topic)
             over = len(rows) - self.most
-            if over > 0:
-                for n in sorted(rows)[:over]:
+            if over > 0:  # the first noted are the oldest (ids grow as rows are committed)
+                for n in list(islice(rows, over)):
                     del rows[n]
 
     def take(self, ids: Sequence[int]) -> list[Row | None]:
