@@ -8,24 +8,9 @@ from typing import Any
 
 from audit_cli.verify import verify_db
 from ledger import contracts, merkle
-from ledger.casino import Casino
 from ledger.written import Written
 from tests.conftest import Store
-
-
-def _rows_read(app: Casino) -> list[int]:
-    """The notification id of each row ``app``'s sealer opens from now on."""
-    opened: list[int] = []
-    mapper: Any = app.mapper
-    open_ = mapper.open
-
-    def counted(row: Any) -> Any:
-        if hasattr(row, "id"):
-            opened.append(row.id)
-        return open_(row)
-
-    mapper.open = counted
-    return opened
+from tests.integration.test_sealer_thread import _rows_opened
 
 
 def _root_over_the_store(store: Store, cp: dict[str, Any]) -> str:
@@ -52,7 +37,7 @@ def test_a_seal_reads_none_of_its_own_rows_and_covers_the_log(store: Store) -> N
     every = [n.id for n in app.recorder.select_notifications(start=1, limit=1000)]
     assert app.recorder.select_ids(0, 1000) == every  # type: ignore[attr-defined]
     assert app.recorder.select_ids(every[4], 3) == every[5:8]  # type: ignore[attr-defined]
-    opened = _rows_read(app)
+    opened = _rows_opened(app)
     cp = app.seal()
     assert cp is not None
     assert opened == []  # every row was handed over by the event store
@@ -76,7 +61,7 @@ def test_rows_another_process_wrote_are_read_and_opened(store: Store) -> None:
     other.deposit("theirs", "pia", 100)
     theirs = list(range(before + 1, (mine.recorder.max_notification_id() or 0) + 1))
     mine.deposit("mine", "pia", 100)
-    opened = _rows_read(mine)
+    opened = _rows_opened(mine)
     cp = mine.seal()
     assert cp is not None
     assert opened == theirs  # only the other process's rows: its deposit
