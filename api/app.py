@@ -48,6 +48,7 @@ from api.health import Health
 from api.health import health as sealer_health
 from api.limits import Guard, command_buckets
 from api.table_runners import STANDBY_SECONDS, TableRunners, ensure_default_table
+from api.telemetry import no_native_telemetry
 from ledger import gc_policy, switch_policy
 from ledger.bootstrap import bootstrap
 from ledger.casino import Casino
@@ -157,6 +158,7 @@ def create_app(
         docs_url="/docs",
         redoc_url="/redoc",
         static_url="/static/api-docs",
+        **no_native_telemetry(),
     )
     app.state.casino = casino
     app.state.credentials = dataclasses.replace(
