@@ -33,6 +33,8 @@ from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
 from eventsourcing.sqlite import SQLiteDatastore, SQLiteTrackingRecorder
 from psycopg.sql import SQL
 
+from ledger import sqlite_rows
+
 Row = dict[str, Any]
 Key = tuple[Any, ...]
 
@@ -408,7 +410,7 @@ class View:
     def write(self, c: Any, table: Table, rows: Sequence[Row], *, insert_only: bool) -> None:
         """Insert ``rows`` (or, unless ``insert_only``, insert or update them by their
         key): one statement for all of them (PostgreSQL: the rows as one array per
-        column, unnested; SQLite: ``executemany``, one prepared statement in C)."""
+        column, unnested; SQLite: a few multi-row statements, :mod:`ledger.sqlite_rows`)."""
         if not rows:
             return
         statement = self._statements.get((table.name, insert_only))
@@ -419,21 +421,19 @@ class View:
         values = list(map(table.values_of, rows))
         if self.postgres:  # one list per column (psycopg adapts a list, not a tuple, to an array)
             c.execute(statement, [list(column) for column in zip(*values, strict=True)])
-        else:
-            c.executemany(statement, values)
+        else:  # a few multi-row statements, not a step a row (ledger.sqlite_rows)
+            head, tail, texts = statement
+            sqlite_rows.insert(c, head, len(table.names), values, tail, texts)
 
     def _write_sql(self, table: Table, insert_only: bool) -> Any:
         names = table.names
         into = f"INSERT INTO {self.table_names[table.name]} ({', '.join(names)})"
-        if self.postgres:
-            kinds = {n: "bigint" if kind == INT else "text" for n, kind in table.columns}
-            arrays = ", ".join(f"?::{kinds[n]}[]" for n in names)
-            text = f"{into} SELECT * FROM unnest({arrays})"
-        else:
-            text = f"{into} VALUES ({', '.join('?' for _ in names)})"
-        if not insert_only:
-            text += _on_conflict(table, names)
-        return self.sql(text)
+        tail = "" if insert_only else _on_conflict(table, names)
+        if not self.postgres:
+            return into, tail, {}
+        kinds = {n: "bigint" if kind == INT else "text" for n, kind in table.columns}
+        arrays = ", ".join(f"?::{kinds[n]}[]" for n in names)
+        return self.sql(f"{into} SELECT * FROM unnest({arrays}){tail}")
 
     def remove(self, c: Any, table: Table, keys: Sequence[Key]) -> None:
         """Delete the rows of ``keys``, in one statement."""
