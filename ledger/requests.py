@@ -11,13 +11,14 @@ import hashlib
 import json
 from collections.abc import Callable
 from typing import Any, TypeVar
-from uuid import UUID, uuid5
+from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
 from ledger import contracts
 from ledger.accounts import NAMESPACE
 from ledger.errors import InvalidRequest
+from ledger.ids import uuid5
 from ledger.money import CURRENT_REQUEST, MovementRequest
 from ledger.results import Wire
 

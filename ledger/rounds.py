@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime
 from typing import Any
-from uuid import UUID, uuid5
+from uuid import UUID
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from eventsourcing.domain import Aggregate, event
@@ -21,6 +21,7 @@ from ledger.accounts import NAMESPACE
 from ledger.contracts import RoundStatus
 from ledger.entropy import token_bytes
 from ledger.errors import RoundNotOpen
+from ledger.ids import uuid5
 
 CODE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 """The random part of every game code (a round's, a live table round's): Crockford base32,

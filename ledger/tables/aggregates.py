@@ -40,13 +40,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
-from uuid import UUID, uuid5
+from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
 from games.blackjack import Phase
 from ledger import contracts
 from ledger.accounts import NAMESPACE
+from ledger.ids import uuid5
 from ledger.money import check_currency
 from ledger.tables.config import TableConfig
 
