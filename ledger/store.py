@@ -105,6 +105,20 @@ class VerifyingMapper(Mapper[UUID]):
             while len(known) > self.CACHE_SIZE:
                 known.popitem(last=False)
 
+    def remember_all(self, rows: Sequence[StoredEvent], hashes: Sequence[bytes]) -> None:
+        """:meth:`remember` for a save's rows, under the lock once (their digests taken
+        before it), not once a row."""
+        sha256 = hashlib.sha256
+        entries = [
+            ((s.originator_id, s.originator_version), (sha256(s.state).digest(), h))
+            for s, h in zip(rows, hashes, strict=True)
+        ]
+        known, lock = self._cache()
+        with lock:
+            known.update(entries)
+            for _ in range(len(known) - self.CACHE_SIZE):
+                known.popitem(last=False)
+
     def known_hash(self, originator_id: UUID | str, version: int) -> bytes | None:
         known, lock = self._cache()
         with lock:
@@ -301,14 +315,11 @@ class SigningEventStore(EventStore[UUID]):
         if getattr(self.recorder, "observer", None) is not None:
             kwargs["events"] = domain_events  # the read side folds them as they are
         ids = self.recorder.insert_events(stored, **kwargs)
-        for s_ev, h_ev in zip(stored, hashes, strict=True):
-            self.mapper.remember(s_ev.originator_id, s_ev.originator_version, s_ev.state, h_ev)
+        self.mapper.remember_all(stored, hashes)
         if ids and self.written is not None:  # committed: the sealer need not read them
             self.written.add(ids, hashes, kid, [s_ev.topic for s_ev in stored])
         recordings: list[Recording[UUID]] = []
         if ids:
-            from eventsourcing.persistence import Notification
-
             for d, s, n in zip(domain_events, stored, ids, strict=True):
                 recordings.append(
                     Recording(
