@@ -4,8 +4,8 @@ From 0.16x FastAPI instruments every request natively: before each request it as
 OpenTelemetry whether a tracer, meter or logger provider is configured (a look-up in
 ``os.environ`` and three provider checks), whether or not one is. croupier measures
 itself with its own Prometheus metrics and request log (:mod:`api.edge`), so that check
-is work a request does for nothing: 1.5 % of a Red Dog server's CPU under load
-(docs/performance/request-path.md, "FastAPI's telemetry"). A FastAPI older than the
+is work a request does for nothing: 1.5 % of a Red Dog server's samples under load
+(docs/performance/request-path.md, "Small cuts, and what a batch costs"). A FastAPI older than the
 option (``telemetry=``) is left as it is: it has no such check.
 """
 

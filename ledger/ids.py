@@ -4,7 +4,8 @@
 again and validates the digest's 128 bits through ``UUID.__init__``. A Red Dog round
 makes a few (its request records' ids, its round's), a live table one a seat: together
 2.4 % of a Red Dog server's samples under load. :func:`uuid5` gives the same ``UUID``
-(``tests/unit/test_ids.py``) for about a third of the CPU.
+(``tests/unit/test_ids.py``) in about three fifths of the time (``timeit``: 4.1 against
+7.1 µs a call, on a machine a benchmark shared).
 """
 
 from __future__ import annotations
