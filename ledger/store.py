@@ -99,20 +99,22 @@ class VerifyingMapper(Mapper[UUID]):
     def remember(
         self, originator_id: UUID | str, version: int, state: bytes, event_hash: bytes
     ) -> None:
-        known, lock = self._cache()
-        with lock:
-            known[(originator_id, version)] = (hashlib.sha256(state).digest(), event_hash)
-            while len(known) > self.CACHE_SIZE:
-                known.popitem(last=False)
+        self._keep([((originator_id, version), (hashlib.sha256(state).digest(), event_hash))])
 
     def remember_all(self, rows: Sequence[StoredEvent], hashes: Sequence[bytes]) -> None:
         """:meth:`remember` for a save's rows, under the lock once (their digests taken
         before it), not once a row."""
         sha256 = hashlib.sha256
-        entries = [
-            ((s.originator_id, s.originator_version), (sha256(s.state).digest(), h))
-            for s, h in zip(rows, hashes, strict=True)
-        ]
+        self._keep(
+            [
+                ((s.originator_id, s.originator_version), (sha256(s.state).digest(), h))
+                for s, h in zip(rows, hashes, strict=True)
+            ]
+        )
+
+    def _keep(self, entries: list[tuple[tuple[UUID | str, int], tuple[bytes, bytes]]]) -> None:
+        """Each (row's key, (its state's digest, its event hash)), the oldest dropped past
+        :attr:`CACHE_SIZE`."""
         known, lock = self._cache()
         with lock:
             known.update(entries)
