@@ -105,8 +105,13 @@ class Pending:
 
     def wake_up(self) -> None:
         """The writer is done with this command (answered, or its caller writes next)."""
-        if self.notify is not None:
-            self.notify(self)
+        notify = self.notify
+        if notify is not None:
+            # Called once, then dropped: the caller's callback holds the future that will
+            # hold this command, a cycle only the garbage collector would free (every
+            # command's future, closures and result: the collector's pauses of a server).
+            self.notify = None
+            notify(self)
         else:
             self.wake.release()
 
