@@ -566,6 +566,7 @@ def run(
         # then waits for its first bet, which opens a full window): every run the same
         not_before = created + betting_ms(m) / 1000 + FIRST_WINDOW_MARGIN_S
         result = asyncio.run(play(base, op_headers, m, load, meter, procs, not_before))
+        result.update(gc_pauses(base, op_headers))
         # > 0: the players started betting into the first round's window with this much
         # of it left (the bets answered after its close are refused, rightly); <= 0: it
         # had closed with no bet, and the first bet opened a full window
@@ -589,6 +590,39 @@ def run(
             conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
     result["load"] = (load_before, os.getloadavg())
     return result
+
+
+def gc_pauses(base: str, headers: dict[str, str]) -> dict[str, Any]:
+    """The server's garbage-collector pauses over its life (``croupier_gc_pause_seconds``,
+    every generation): how many, their total, how many took over 50 and over 100 ms,
+    and the longest's bucket (its upper bound, in ms). Every thread of the process
+    stops while one runs: a decision arriving then waits it out. Empty when the server
+    does not export them (an older tree)."""
+    text = httpx.get(f"{base}/metrics", headers=headers, timeout=30).text
+    count = total = 0.0
+    at_most: dict[float, float] = {}  # bucket bound -> collections at most that long
+    for line in text.splitlines():
+        if not line.startswith("croupier_gc_pause_seconds"):
+            continue
+        name, value = line.rsplit(" ", 1)
+        if name.startswith("croupier_gc_pause_seconds_count"):
+            count += float(value)
+        elif name.startswith("croupier_gc_pause_seconds_sum"):
+            total += float(value)
+        elif 'le="' in name:
+            bound = name.split('le="')[1].split('"')[0]
+            le = float("inf") if bound == "+Inf" else float(bound)
+            at_most[le] = at_most.get(le, 0.0) + float(value)
+    if not count:
+        return {}
+    longest = min((le for le, n in at_most.items() if n >= count), default=float("inf"))
+    return {
+        "gc_pauses": int(count),
+        "gc_pause_s": round(total, 3),
+        "gc_pauses_over_50ms": int(count - at_most.get(0.05, 0.0)),
+        "gc_pauses_over_100ms": int(count - at_most.get(0.1, 0.0)),
+        "gc_longest_at_most_ms": None if longest == float("inf") else round(1000 * longest),
+    }
 
 
 def stop(proc: subprocess.Popen[str]) -> None:
