@@ -809,6 +809,8 @@ TABLE_COLUMNS = (
     ("pg_ms_per_command", "PG ms / command", 1),
     ("server_ms_per_seat_round", "server ms / seat-round", 1),
     ("pg_ms_per_seat_round", "PG ms / seat-round", 1),
+    ("gc_pause_s", "GC pauses s", 1),
+    ("gc_pauses_over_100ms", "GC pauses > 100 ms", 0),
 )
 
 
@@ -836,7 +838,9 @@ def table_figures_page(results: Path | None = None) -> str:
         "last card to the first client having the round settled (the longest round;\n",
         "recorded since 2026-12-04); *lost*: messages a client\n",
         "should have had by the log and did not. CPU is the server's and PostgreSQL's over\n",
-        "the play, per command answered (bets and decisions) and per seat and round. The\n",
+        "the play, per command answered (bets and decisions) and per seat and round. *GC*:\n",
+        "the server's garbage-collector pauses over its life, in all and how many took over\n",
+        "100 ms (every thread stops while one runs; recorded since 2026-12-05). The\n",
         "load is the 1-minute load average before and after (2 cores). What the figures\n",
         "mean: [A table command's CPU budget](table-command-budget.md); every figure of\n",
         "every run: [Benchmarks](../benchmarks.md).\n\n",
