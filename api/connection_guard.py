@@ -263,6 +263,10 @@ class GuardedProtocol(HttpToolsProtocol):
         if isinstance(upgraded, GuardedWebSocket) and self.admitted:
             self.admitted = False
             upgraded.admitted_address = self.address
+        # This protocol is done with the connection, and hears no ``connection_lost``, where
+        # uvicorn lets go of the parser: the parser and this protocol hold each other, a
+        # cycle a connection for the garbage collector (tests/integration/test_upgrade_garbage.py).
+        self.parser = None  # type: ignore[assignment]
 
     def drop(self) -> None:
         """Close a refused connection that did not send its headers in time."""
