@@ -119,8 +119,16 @@ class Pending:
         self.result, self.error, self.done = result, error, True
 
     def outcome(self) -> Any:
-        if self.error is not None:
-            raise self.error
+        """The command's result, or its error raised. The error is let go as it is
+        raised (asked once): its traceback keeps the frames it passes through, and they
+        keep this record, a cycle for the garbage collector with every refusal."""
+        error = self.error
+        if error is not None:
+            self.error = None
+            try:
+                raise error
+            finally:
+                del error, self
         assert self.result is not None
         return self.result
 
@@ -382,6 +390,24 @@ def _try(app: Casino, batch: list[Pending], view: BatchView) -> None:
         for p in batch:
             p.finish(error=_unavailable(p, e))
         return
+    try:
+        _answer(app, accepted, twins, refused, denied)
+    finally:
+        # Each refusal's traceback keeps this frame, whose lists kept the refusal: a cycle
+        # per refused command for the garbage collector, its batch and frames with it.
+        refused.clear()
+        denied.clear()
+
+
+def _answer(
+    app: Casino,
+    accepted: list[Pending],
+    twins: list[tuple[Pending, Request]],
+    refused: list[tuple[Pending, BaseException]],
+    denied: list[tuple[Pending, BaseException]],
+) -> None:
+    """Answer a written batch's commands: the accepted, the twins of one request id
+    (each as its first), the refused (recorded as refused) and the denied."""
     for p in accepted:
         p.finish(result=p.result)
     for p, twin in twins:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from api import writer
 from ledger.errors import IdempotencyConflict, InsufficientFunds, InvalidRequest
 from ledger.requests import Request, request_aggregate_id
@@ -119,3 +121,48 @@ def test_a_loop_command_leaves_no_garbage_for_the_collector(store: Store) -> Non
         gc.enable()
     assert app.account_balance("ann") == 40
     assert left == []
+
+
+def test_a_refused_command_leaves_no_garbage_for_the_collector(store: Store) -> None:
+    """A refusal's traceback keeps the frames it passed through, and they kept the
+    command's pending record, which kept the error: a cycle per refused command (an
+    outsider's refused requests, the table runner's not-yet-due actions)."""
+    import gc
+
+    app = store.open()
+    funded(app, "ann")
+    from ledger import commands as c
+
+    async def refused(tag: str) -> None:
+        for k in range(5):
+            try:
+                await writer.command(app, f"{tag}{k}", c.Withdraw("ann", 10**9))
+            except InsufficientFunds:
+                pass
+            else:
+                raise AssertionError("a withdrawal beyond the balance was taken")
+
+    def refused_in_thread(tag: str) -> None:
+        for k in range(5):
+            with pytest.raises(InsufficientFunds):
+                app.command(f"{tag}{k}", c.Withdraw("ann", 10**9))
+
+    asyncio.run(refused("warm"))
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        asyncio.run(refused("loop"))
+        refused_in_thread("thread")
+        gc.collect()
+        left = sorted({type(o).__name__ for o in gc.garbage if type(o).__name__ in KEPT})
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert app.account_balance("ann") == 0
+    assert left == []
+
+
+KEPT = ("Pending", "InsufficientFunds", "BatchView", "UnitOfWork", "Future")
+"""What a refused command's cycle held (with the frames and tracebacks around them)."""
