@@ -59,6 +59,18 @@ NEWER_CHUNK = 400
 """(aggregate, version) pairs per query of ``any_newer``."""
 
 
+RowKey = tuple[int | str, int]
+
+
+def row_key(originator_id: UUID | str, version: int) -> RowKey:
+    """A row's key in the cache of event hashes: a UUID by its integer. A tuple of an
+    int and an int (or a str) is left alone by the garbage collector once it has seen
+    it, where one holding a UUID object is scanned by every collection it lives through:
+    the cache's 200,000 entries were most of what a Red Dog server's young collections
+    found alive (docs/performance/request-path.md, "The collector's cycles")."""
+    return (originator_id.int if isinstance(originator_id, UUID) else originator_id, version)
+
+
 class VerifyingMapper(Mapper[UUID]):
     """Checks the Ed25519 envelope of each stored event before decoding its payload.
 
@@ -88,18 +100,17 @@ class VerifyingMapper(Mapper[UUID]):
         """Batch signatures (format 3) verified for one of their rows."""
         return envelope.VerifiedBatches()
 
-    def _cache(
-        self,
-    ) -> tuple[OrderedDict[tuple[UUID | str, int], tuple[bytes, bytes]], threading.Lock]:
+    def _cache(self) -> tuple[OrderedDict[RowKey, tuple[bytes, bytes]], threading.Lock]:
         if not hasattr(self, "_known"):
-            self._known: OrderedDict[tuple[UUID | str, int], tuple[bytes, bytes]] = OrderedDict()
+            self._known: OrderedDict[RowKey, tuple[bytes, bytes]] = OrderedDict()
             self._known_lock = threading.Lock()
         return self._known, self._known_lock
 
     def remember(
         self, originator_id: UUID | str, version: int, state: bytes, event_hash: bytes
     ) -> None:
-        self._keep([((originator_id, version), (hashlib.sha256(state).digest(), event_hash))])
+        entry = (hashlib.sha256(state).digest(), event_hash)
+        self._keep([(row_key(originator_id, version), entry)])
 
     def remember_all(self, rows: Sequence[StoredEvent], hashes: Sequence[bytes]) -> None:
         """:meth:`remember` for a save's rows, under the lock once (their digests taken
@@ -107,12 +118,12 @@ class VerifyingMapper(Mapper[UUID]):
         sha256 = hashlib.sha256
         self._keep(
             [
-                ((s.originator_id, s.originator_version), (sha256(s.state).digest(), h))
+                (row_key(s.originator_id, s.originator_version), (sha256(s.state).digest(), h))
                 for s, h in zip(rows, hashes, strict=True)
             ]
         )
 
-    def _keep(self, entries: list[tuple[tuple[UUID | str, int], tuple[bytes, bytes]]]) -> None:
+    def _keep(self, entries: list[tuple[RowKey, tuple[bytes, bytes]]]) -> None:
         """Each (row's key, (its state's digest, its event hash)), the oldest dropped past
         :attr:`CACHE_SIZE`."""
         known, lock = self._cache()
@@ -124,7 +135,7 @@ class VerifyingMapper(Mapper[UUID]):
     def known_hash(self, originator_id: UUID | str, version: int) -> bytes | None:
         known, lock = self._cache()
         with lock:
-            entry = known.get((originator_id, version))
+            entry = known.get(row_key(originator_id, version))
         return None if entry is None else entry[1]
 
     def open(self, stored: StoredEvent) -> tuple[StoredEvent, envelope.Envelope, bytes]:
@@ -138,7 +149,7 @@ class VerifyingMapper(Mapper[UUID]):
         )
         known, lock = self._cache()
         with lock:
-            entry = known.get((stored.originator_id, stored.originator_version))
+            entry = known.get(row_key(stored.originator_id, stored.originator_version))
         if entry is not None and entry[0] == hashlib.sha256(stored.state).digest():
             return plain, env, entry[1]
         pub = self._key(env)
