@@ -783,7 +783,7 @@ def bench_game(args: argparse.Namespace, game: str, store: str, workers: list[in
                 # one run second had the lower p99 at 75 % in five of six pairs on
                 # 2026-12-05, whichever tree it was.
                 first: tuple[Run, dict[str, float]] | None = None
-                if args.baseline_root is not None and w == workers[-1] and run % 2:
+                if args.baseline_root is not None and run % 2:
                     first = baseline_run(args, store, tmp, run, w, results, None)
                 with fresh_store(store) as url:
                     data = Path(tmp) / f"w{w}r{run}"
@@ -816,7 +816,7 @@ def bench_game(args: argparse.Namespace, game: str, store: str, workers: list[in
                             alone = asyncio.run(solo(base, pid, "s", args.solo))
                             report(f"run {run + 1}, workers {w}, 1 client", alone)
                             results[(w, "solo")].append(alone)
-                if args.baseline_root is not None and w == workers[-1]:
+                if args.baseline_root is not None:
                     if first is None:
                         first_ran = 0.0
                         old, p99s = baseline_run(args, store, tmp, run, w, results, closed.rate)
