@@ -1,9 +1,12 @@
-"""Helpers shared by the store-level tests: the raw rows, and "refused and changed nothing"."""
+"""Helpers shared by the store-level tests: the raw rows, "refused and changed nothing", and
+what a block leaves to the cyclic garbage collector."""
 
 from __future__ import annotations
 
+import gc
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -78,3 +81,22 @@ def assert_refused(
     assert err.message
     assert raw_rows(store) == before, f"{type(err).__name__} refusal changed the stored rows"
     return err
+
+
+@contextmanager
+def cyclic_garbage() -> Iterator[list[Any]]:
+    """Collect first, then run the block with the collector off: on exit the list holds
+    what a collection found unreachable, what reference counting alone left behind
+    (``gc.DEBUG_SAVEALL``). Warm up before the block: what is made once is not garbage."""
+    found: list[Any] = []
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        yield found
+        gc.collect()
+        found.extend(gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()

@@ -20,6 +20,7 @@ from api import fast_route
 from api.app import create_app
 from api.auth import Credentials
 from tests.conftest import Store
+from tests.helpers import cyclic_garbage
 
 OPERATOR = "lean-operator-token-0123456789abcdef"
 AUDITOR = "lean-auditor-token-0123456789abcdef"
@@ -149,7 +150,6 @@ def test_game_actions_leave_no_garbage_of_croupiers_for_the_collector(game: Any)
     which held the callback holding the future) left the cyclic collector thousands of
     objects a second under load, and its pauses were the open loop's request tail."""
     import asyncio
-    import gc
 
     client, sid, token, _ = game
     auth = {"Authorization": f"Bearer {token}"}
@@ -170,25 +170,17 @@ def test_game_actions_leave_no_garbage_of_croupiers_for_the_collector(game: Any)
                 assert r.status_code == 200, r.text
 
     rounds("warm", 5)  # what is made once (the writer thread, caches) is made
-    gc.collect()
-    gc.disable()
-    gc.set_debug(gc.DEBUG_SAVEALL)
     served = _served()
-    try:
+    with cyclic_garbage() as garbage:
         rounds("count", 10)
-        gc.collect()
-        ours = sorted(
-            {
-                f"{type(o).__module__}.{type(o).__qualname__}"
-                for o in gc.garbage
-                if type(o).__module__.split(".")[0] in ("api", "ledger", "games", "wallet")
-                or isinstance(o, asyncio.Future)  # a command's answer (the test client's
-                # own portal uses concurrent.futures, not these)
-            }
-        )
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
-        gc.enable()
+    ours = sorted(
+        {
+            f"{type(o).__module__}.{type(o).__qualname__}"
+            for o in garbage
+            if type(o).__module__.split(".")[0] in ("api", "ledger", "games", "wallet")
+            or isinstance(o, asyncio.Future)  # a command's answer (the test client's
+            # own portal uses concurrent.futures, not these)
+        }
+    )
     assert _served() - served >= 10  # the rounds took the lean path
     assert ours == []

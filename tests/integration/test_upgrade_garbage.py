@@ -8,7 +8,6 @@ at 10,000 seats")."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import threading
 import time
 
@@ -18,6 +17,7 @@ from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket
 
 from api.connection_guard import PROTOCOL, WS_PROTOCOL, GuardedProtocol
+from tests.helpers import cyclic_garbage
 
 
 async def hello(ws: WebSocket) -> None:
@@ -56,20 +56,11 @@ def test_an_upgraded_connection_leaves_its_http_protocol_to_reference_counting()
                     said.append(str(await ws.recv()))
             return said
 
-        gc.collect()
-        gc.disable()
-        gc.set_debug(gc.DEBUG_SAVEALL)
-        try:
+        with cyclic_garbage() as garbage:
             assert asyncio.run(talk()) == ["hello"] * 5
             time.sleep(0.5)  # the server hears of the last close
-            gc.collect()
-            left = [o for o in gc.garbage if isinstance(o, GuardedProtocol)]
-            count = len(left)
-            del left
-        finally:
-            gc.set_debug(0)
-            gc.garbage.clear()
-            gc.enable()
+        count = sum(isinstance(o, GuardedProtocol) for o in garbage)
+        del garbage
     finally:
         server.should_exit = True
         thread.join(timeout=30)

@@ -14,6 +14,7 @@ from ledger.errors import IdempotencyConflict, InsufficientFunds, InvalidRequest
 from ledger.requests import Request, request_aggregate_id
 from ledger.results import AccountMoved
 from tests.conftest import Store
+from tests.helpers import cyclic_garbage
 from tests.integration.test_group_commit import funded, writer_held
 from tests.integration.test_ledger_rules import count_topic
 
@@ -92,7 +93,6 @@ def test_a_loop_command_leaves_no_garbage_for_the_collector(store: Store) -> Non
     """Each answered command is freed by reference counting alone: no cycle among its
     future, its callbacks and its pending record that only the cyclic collector would
     free (at a few hundred commands a second those cycles were the collector's pauses)."""
-    import gc
 
     app = store.open()
     funded(app, "ann")
@@ -102,23 +102,14 @@ def test_a_loop_command_leaves_no_garbage_for_the_collector(store: Store) -> Non
         for k in range(20):
             await writer.command(app, f"g{k}", c.Deposit("ann", 1))
 
+    async def more() -> None:
+        for k in range(20):
+            await writer.command(app, f"h{k}", c.Deposit("ann", 1))
+
     asyncio.run(play())  # the writer thread and the loop's machinery made once
-    gc.collect()
-    gc.disable()
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    try:
-
-        async def more() -> None:
-            for k in range(20):
-                await writer.command(app, f"h{k}", c.Deposit("ann", 1))
-
+    with cyclic_garbage() as garbage:
         asyncio.run(more())
-        gc.collect()
-        left = [type(o).__name__ for o in gc.garbage if type(o).__name__ in ("Pending", "Future")]
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
-        gc.enable()
+    left = [type(o).__name__ for o in garbage if type(o).__name__ in ("Pending", "Future")]
     assert app.account_balance("ann") == 40
     assert left == []
 
@@ -127,7 +118,6 @@ def test_a_refused_command_leaves_no_garbage_for_the_collector(store: Store) -> 
     """A refusal's traceback keeps the frames it passed through, and they kept the
     command's pending record, which kept the error: a cycle per refused command (an
     outsider's refused requests, the table runner's not-yet-due actions)."""
-    import gc
 
     app = store.open()
     funded(app, "ann")
@@ -148,18 +138,10 @@ def test_a_refused_command_leaves_no_garbage_for_the_collector(store: Store) -> 
                 app.command(f"{tag}{k}", c.Withdraw("ann", 10**9))
 
     asyncio.run(refused("warm"))
-    gc.collect()
-    gc.disable()
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    try:
+    with cyclic_garbage() as garbage:
         asyncio.run(refused("loop"))
         refused_in_thread("thread")
-        gc.collect()
-        left = sorted({type(o).__name__ for o in gc.garbage if type(o).__name__ in KEPT})
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
-        gc.enable()
+    left = sorted({type(o).__name__ for o in garbage if type(o).__name__ in KEPT})
     assert app.account_balance("ann") == 0
     assert left == []
 
